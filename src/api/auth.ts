@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
+import type { Ctx } from "../context.ts";
+import type { AccountRow, UserRoleRow, UserRow } from "../db/schema.ts";
+import { AuthenticationRequired, Forbidden, OutsideScopes, Unauthorized, UserRequired } from "../errors.ts";
+import { hasPermission, type Permission } from "../services/accounts/roles.ts";
+import { findViewerByToken, recordTokenUse } from "../services/auth/viewer.ts";
+import { scopesAllow } from "../services/auth/scopes.ts";
+import { toStringParam } from "./params.ts";
+
+/** Who is calling: the token, and for a user token the user, their account and role. */
+export interface Viewer {
+  tokenId: string;
+  scopes: string[];
+  applicationId: string | null;
+  user: UserRow | null;
+  account: AccountRow | null;
+  role: UserRoleRow | null;
+}
+
+/** A viewer known to act for a user (what `user: true` routes receive). */
+export interface UserViewer extends Viewer {
+  user: UserRow;
+  account: AccountRow;
+  role: UserRoleRow;
+}
+
+export interface AuthOptions {
+  /** The endpoint accepts a token holding any of these scopes (or a scope above one of them). */
+  scopes?: readonly string[];
+  /** A user token is required; an app token gets 422. */
+  user?: boolean;
+  /** No token needed; a token, if sent, is still checked. */
+  optional?: boolean;
+  /**
+   * Public even when the instance requires authentication for its API (instance metadata, apps,
+   * registration). Without it, optional endpoints answer 401 to anonymous callers in that mode.
+   */
+  alwaysPublic?: boolean;
+  /** Admin endpoints: the user's role must grant this; failures are 403, as Mastodon's admin API answers. */
+  permission?: Permission;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    viewer: Viewer | undefined;
+  }
+  interface FastifyInstance {
+    auth(options: AuthOptions): preHandlerAsyncHookHandler;
+  }
+}
+
+function bearerToken(req: FastifyRequest): string | undefined {
+  const header = req.headers.authorization;
+  if (typeof header === "string") {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (match) return match[1];
+  }
+  // Doorkeeper also accepts the token as a parameter.
+  return toStringParam(req.input?.access_token) ?? toStringParam(req.input?.bearer_token);
+}
+
+/** Mastodon's `require_user!`: the user must be confirmed, approved and enabled. */
+export function assertFunctionalUser(viewer: Viewer): asserts viewer is UserViewer {
+  if (!viewer.user || !viewer.account || !viewer.role) throw new UserRequired();
+  if (!viewer.user.confirmed_at) throw new Forbidden("Your login is missing a confirmed e-mail address");
+  if (!viewer.user.approved) throw new Forbidden("Your login is currently pending approval");
+  if (viewer.user.disabled || viewer.account.suspended_at) throw new Forbidden("Your login is currently disabled");
+}
+
+/** Decorates the app with `app.auth(options)`, the pre-handler every route uses to authenticate. */
+export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
+  app.decorateRequest("viewer", undefined);
+  app.decorate("auth", (options: AuthOptions): preHandlerAsyncHookHandler => {
+    const admin = options.permission !== undefined;
+    return async (req) => {
+      const token = bearerToken(req);
+      const found = token ? await findViewerByToken(ctx.db.kysely, token) : undefined;
+
+      if (found === "revoked") throw admin ? new Forbidden() : new Unauthorized("The access token was revoked");
+      if (!found) {
+        if (options.optional) {
+          if (ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic) throw new AuthenticationRequired();
+          return;
+        }
+        throw admin ? new Forbidden() : new Unauthorized();
+      }
+
+      if (options.scopes && !scopesAllow(found.scopes, options.scopes)) throw new OutsideScopes();
+      if (options.user || admin) assertFunctionalUser(found);
+      if (options.permission && !(found.role && hasPermission(found.role, options.permission))) throw new Forbidden();
+      if (options.optional && ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic && !found.user) {
+        throw new AuthenticationRequired();
+      }
+      req.viewer = found;
+      await recordTokenUse(ctx.db.kysely, found);
+    };
+  });
+}
+
+/** The viewer of a `user: true` route (the pre-handler guarantees it). */
+export function userOf(req: FastifyRequest): UserViewer {
+  const viewer = req.viewer;
+  if (!viewer) throw new Unauthorized();
+  assertFunctionalUser(viewer);
+  return viewer;
+}

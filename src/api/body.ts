@@ -1,0 +1,103 @@
+import multipart from "@fastify/multipart";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { BadRequest, PayloadTooLarge } from "../errors.ts";
+import { decodeFormPairs, mergeParams, nestPairs, parseFormEncoded, type ParamObject, type ParamValue } from "./params.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Query, body and path parameters merged the Rails way (query wins over body, path over both). */
+    input: ParamObject;
+  }
+  interface FastifyContextConfig {
+    /** Largest file a multipart body of this route may carry, in bytes (default 1 MiB). */
+    maxFileSize?: number;
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeUtf8(body: Buffer): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new BadRequest("Request body is not valid UTF-8");
+  }
+}
+
+/** NUL characters cannot be stored in PostgreSQL text; reject them instead of failing later. */
+function rejectNulCharacters(value: unknown, depth = 0): void {
+  if (depth > 32) throw new BadRequest("Parameters are nested too deeply");
+  if (typeof value === "string") {
+    if (value.includes("\u0000")) throw new BadRequest("Parameters must not contain NUL characters");
+  } else if (Array.isArray(value)) {
+    for (const item of value) rejectNulCharacters(item, depth + 1);
+  } else if (value && typeof value === "object" && !Buffer.isBuffer((value as { data?: unknown }).data)) {
+    for (const [key, item] of Object.entries(value)) {
+      rejectNulCharacters(key, depth + 1);
+      rejectNulCharacters(item, depth + 1);
+    }
+  }
+}
+
+async function readMultipart(req: FastifyRequest): Promise<ParamObject> {
+  const pairs: Array<[string, ParamValue]> = [];
+  const maxFileSize = req.routeOptions.config.maxFileSize ?? 1024 * 1024;
+  try {
+    for await (const part of req.parts({ limits: { fileSize: maxFileSize } })) {
+      if (part.type === "file") {
+        const data = await part.toBuffer();
+        if (part.file.truncated) throw new PayloadTooLarge(`File is larger than ${maxFileSize} bytes`);
+        pairs.push([part.fieldname, { kind: "file", filename: part.filename, mimetype: part.mimetype, data }]);
+      } else {
+        pairs.push([part.fieldname, typeof part.value === "string" ? part.value : String(part.value ?? "")]);
+      }
+    }
+  } catch (error) {
+    if (error instanceof BadRequest || error instanceof PayloadTooLarge) throw error;
+    const code = (error as { code?: string }).code;
+    if (code === "FST_REQ_FILE_TOO_LARGE") throw new PayloadTooLarge(`File is larger than ${maxFileSize} bytes`);
+    throw new BadRequest(`Malformed multipart body: ${(error as Error).message}`);
+  }
+  return nestPairs(pairs);
+}
+
+/**
+ * Accepts JSON, form-encoded and multipart bodies on every route (clients use all three) and
+ * builds `req.input`. Malformed bodies, bad encodings and invalid UTF-8 become 400s.
+ */
+export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
+  app.removeAllContentTypeParsers();
+  await app.register(multipart, {
+    limits: { fieldSize: 1024 * 1024, fields: 1000, parts: 1000, files: 10, headerPairs: 200 },
+  });
+
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: "buffer" }, (_req, body: Buffer, done) => {
+    try {
+      const text = decodeUtf8(body).trim();
+      done(null, text === "" ? {} : JSON.parse(text));
+    } catch (error) {
+      done(error instanceof BadRequest ? error : new BadRequest("The request body is not valid JSON"), undefined);
+    }
+  });
+
+  app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer" }, (_req, body: Buffer, done) => {
+    try {
+      done(null, parseFormEncoded(decodeUtf8(body)));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  // Other content types carry no parameters (Rails ignores bodies it cannot parse); the body is still size-limited.
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, _body, done) => done(null, undefined));
+
+  app.decorateRequest("input", null as unknown as ParamObject);
+  app.addHook("preValidation", async (req) => {
+    const queryIndex = req.url.indexOf("?");
+    const query = queryIndex === -1 ? Object.create(null) : nestPairs(decodeFormPairs(req.url.slice(queryIndex + 1)));
+    const body = req.isMultipart() ? await readMultipart(req) : req.body;
+    const input = mergeParams(body, query, req.params as Record<string, string> | undefined);
+    rejectNulCharacters(input);
+    req.input = input;
+  });
+}

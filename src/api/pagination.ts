@@ -1,0 +1,93 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { SelectQueryBuilder } from "kysely";
+import type { Config } from "../config.ts";
+import { toId, toLimit, type ParamObject, type ParamValue } from "./params.ts";
+
+/** Cursor parameters of a list endpoint, already validated. */
+export interface PageParams {
+  maxId?: string;
+  sinceId?: string;
+  minId?: string;
+  limit: number;
+}
+
+/** Reads `max_id` / `since_id` / `min_id` / `limit` (clamped to the endpoint's default and maximum). */
+export function pageParams(input: ParamObject, defaultLimit: number, maxLimit: number): PageParams {
+  return {
+    maxId: toId(input.max_id),
+    sinceId: toId(input.since_id),
+    minId: toId(input.min_id),
+    limit: toLimit(input.limit, defaultLimit, maxLimit),
+  };
+}
+
+/**
+ * Applies a page to a query on an ID-ordered `column`, Mastodon's `Paginable`: `max_id` is an
+ * exclusive upper bound; `since_id` gives the newest results above it; `min_id` the oldest results
+ * above it (read ascending). Run it with `fetchPage`, which returns newest first either way.
+ */
+// deno-lint-ignore no-explicit-any
+export async function fetchPage<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, column: any, page: PageParams): Promise<O[]> {
+  if (page.limit <= 0) return [];
+  let q = query;
+  if (page.maxId) q = q.where(column, "<", page.maxId);
+  if (page.minId) {
+    const rows = await q.where(column, ">", page.minId).orderBy(column, "asc").limit(page.limit).execute();
+    return rows.reverse();
+  }
+  if (page.sinceId) q = q.where(column, ">", page.sinceId);
+  return q.orderBy(column, "desc").limit(page.limit).execute();
+}
+
+/** Rails' `to_query`: keys sorted, nested arrays as `name[]`, values form-encoded. */
+export function toQueryString(params: Record<string, ParamValue | undefined>): string {
+  const parts: string[] = [];
+  const encode = (text: string) => encodeURIComponent(text).replace(/%20/g, "+");
+  for (const key of Object.keys(params).sort()) {
+    const value = params[key];
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) if (typeof item !== "object" || item === null) parts.push(`${encode(`${key}[]`)}=${encode(String(item ?? ""))}`);
+    } else if (typeof value !== "object") {
+      parts.push(`${encode(key)}=${encode(String(value))}`);
+    }
+  }
+  return parts.join("&");
+}
+
+export interface LinkOptions<T> {
+  /** The page as returned to the client, newest first. */
+  items: readonly T[];
+  /** The cursor of an item (its ID, or the ID of the join row behind it). */
+  cursor: (item: T) => string;
+  /** The request parameters carried into the links (`limit` is always kept when given). */
+  keep?: readonly string[];
+  /** Status-like lists page back with `min_id`; account lists with `since_id`. */
+  prevParam?: "min_id" | "since_id";
+  /** When `next` appears: whenever the page is non-empty (timelines), or only when it is full. */
+  nextWhen?: "non-empty" | "full";
+  limit: number;
+}
+
+/** Writes the `Link` header of a page: `next` leads to older items, `prev` to newer ones. */
+export function setLinkHeader<T>(config: Config, req: FastifyRequest, reply: FastifyReply, options: LinkOptions<T>): void {
+  const { items } = options;
+  if (items.length === 0) return;
+  const base: Record<string, ParamValue | undefined> = {};
+  for (const key of ["limit", ...(options.keep ?? [])]) {
+    if (req.input[key] !== undefined && req.input[key] !== "") base[key] = req.input[key];
+  }
+  const path = req.url.split("?")[0];
+  const url = (extra: Record<string, string>) => {
+    const query = toQueryString({ ...base, ...extra });
+    return `${config.baseUrl}${path}${query ? `?${query}` : ""}`;
+  };
+  const links: string[] = [];
+  const full = items.length >= options.limit;
+  if (options.nextWhen === "non-empty" || full) {
+    links.push(`<${url({ max_id: options.cursor(items[items.length - 1]) })}>; rel="next"`);
+  }
+  const prevParam = options.prevParam ?? "min_id";
+  links.push(`<${url({ [prevParam]: options.cursor(items[0]) })}>; rel="prev"`);
+  reply.header("Link", links.join(", "));
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from "fastify";
+import type { Ctx } from "../../context.ts";
+import { paragraphsHtml, serializeInstanceV1, serializeRules } from "../../entities/instance.ts";
+import { NotFound } from "../../errors.ts";
+import { loadInstanceFacts, loadInstanceStats } from "../../services/instance/facts.ts";
+import { loadSettings } from "../../services/instance/settings.ts";
+import { knownDomains, weeklyActivity } from "../../services/instance/stats.ts";
+import { languageList } from "../../text/languages.ts";
+
+const CACHE_5_MIN = "public, max-age=300, must-revalidate";
+
+export default async function instanceV1Routes(app: FastifyInstance, ctx: Ctx) {
+  const open = app.auth({ optional: true, alwaysPublic: true });
+  // Peers and activity reveal who this server talks to; limited-federation servers keep them to users.
+  const peersAuth = app.auth({ optional: true, alwaysPublic: !ctx.config.limitedFederationMode });
+
+  app.get("/api/v1/instance", { preHandler: open }, async (_req, reply) => {
+    const [facts, stats] = await Promise.all([loadInstanceFacts(ctx), loadInstanceStats(ctx)]);
+    reply.header("Cache-Control", CACHE_5_MIN);
+    return serializeInstanceV1(ctx, facts, stats);
+  });
+
+  app.get("/api/v1/instance/peers", { preHandler: peersAuth }, async (_req, reply) => {
+    const { values } = await loadSettings(ctx.db.kysely);
+    if (!values.peers_api_enabled || ctx.config.limitedFederationMode) throw new NotFound("Not Found");
+    reply.header("Cache-Control", CACHE_5_MIN);
+    return knownDomains(ctx.db);
+  });
+
+  app.get("/api/v1/instance/activity", { preHandler: peersAuth }, async (_req, reply) => {
+    const { values } = await loadSettings(ctx.db.kysely);
+    if (!values.activity_api_enabled) throw new NotFound("Not Found");
+    reply.header("Cache-Control", CACHE_5_MIN);
+    return weeklyActivity(ctx.db);
+  });
+
+  app.get("/api/v1/instance/rules", { preHandler: open }, async (_req, reply) => {
+    const { values } = await loadSettings(ctx.db.kysely);
+    reply.header("Cache-Control", CACHE_5_MIN);
+    return serializeRules(values.rules);
+  });
+
+  app.get("/api/v1/instance/extended_description", { preHandler: open }, async (_req, reply) => {
+    const { values, updatedAt } = await loadSettings(ctx.db.kysely);
+    reply.header("Cache-Control", CACHE_5_MIN);
+    const text = values.site_extended_description;
+    return { updated_at: text ? (updatedAt.site_extended_description ?? null) : null, content: paragraphsHtml(text) };
+  });
+
+  // Translation is not configured on this server yet, so no language pair is available.
+  app.get("/api/v1/instance/translation_languages", { preHandler: open }, async (_req, reply) => {
+    reply.header("Cache-Control", CACHE_5_MIN);
+    return {};
+  });
+
+  app.get("/api/v1/instance/languages", { preHandler: open }, async (_req, reply) => {
+    reply.header("Cache-Control", CACHE_5_MIN);
+    return languageList();
+  });
+}

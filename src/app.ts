@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Ctx } from "./context.ts";
+import { registerAuth } from "./api/auth.ts";
+import { registerBodyParsing } from "./api/body.ts";
+import { registerCors } from "./api/cors.ts";
+import { registerErrorHandling } from "./api/errors.ts";
+import healthRoutes from "./api/health.ts";
+import accountRoutes from "./api/v1/accounts.ts";
+import customEmojiRoutes from "./api/v1/custom_emojis.ts";
+import instanceV1Routes from "./api/v1/instance.ts";
+import instanceV2Routes from "./api/v2/instance.ts";
+import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
+import defaultImageRoutes from "./web/images.ts";
+
+export interface AppOptions {
+  /** Largest request body accepted outside multipart uploads, in bytes. */
+  bodyLimit?: number;
+}
+
+type RouteModule = (app: FastifyInstance, ctx: Ctx) => Promise<void>;
+
+/** Every route module, in one list so that the API surface is visible at a glance. */
+const ROUTES: RouteModule[] = [
+  healthRoutes,
+  instanceV1Routes,
+  instanceV2Routes,
+  customEmojiRoutes,
+  nodeinfoRoutes,
+  accountRoutes,
+  defaultImageRoutes,
+];
+
+/** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */
+export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    // Parameters are parsed in api/body.ts, strictly (bad encodings are 400s there).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500, querystringParser: () => ({}) },
+    trustProxy: true,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && /^[\w-]{1,100}$/.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+    connectionTimeout: 60_000,
+    requestTimeout: 120_000,
+  });
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("X-Request-Id", req.id);
+    reply.header("Vary", "Authorization, Origin");
+  });
+  registerErrorHandling(app);
+  registerCors(app);
+  await registerBodyParsing(app);
+  registerAuth(app, ctx);
+  for (const routes of ROUTES) await routes(app, ctx);
+  return app;
+}

@@ -1,0 +1,43 @@
+import { pino, type Logger } from "pino";
+import type { Config } from "./config.ts";
+import type { Ctx } from "./context.ts";
+import { openDatabase } from "./db/connect.ts";
+import { migrateToLatest } from "./db/migrate.ts";
+import { JobQueue } from "./jobs/queue.ts";
+import { registerJobHandlers } from "./jobs/handlers.ts";
+
+/** Raised when start-up cannot proceed; the message is one line for the operator. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+function describeDatabase(url: string): string {
+  return url.startsWith("sqlite:") ? url : url.replace(/\/\/[^@/]*@/, "//***@");
+}
+
+export interface BootOptions {
+  /** Apply pending migrations (the server does; `rookery db migrate` does it explicitly). */
+  migrate?: boolean;
+  log?: Logger;
+}
+
+/** Opens the database (and migrates it) and assembles the context shared by server, workers and CLI. */
+export async function boot(config: Config, options: BootOptions = {}): Promise<Ctx> {
+  const log = options.log ?? pino({ level: config.logLevel });
+  let db;
+  try {
+    db = await openDatabase(config.databaseUrl, { onError: (event) => log.debug({ err: event.level === "error" ? event.error : undefined, sql: event.query.sql }, "query failed") });
+    if (options.migrate !== false) {
+      const applied = await migrateToLatest(db);
+      if (applied.length > 0) log.info({ migrations: applied }, "database migrated");
+    }
+  } catch (error) {
+    await db?.close().catch(() => {});
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new StartupError(`Cannot use the database at ${describeDatabase(config.databaseUrl)} (DATABASE_URL): ${reason}`);
+  }
+  const jobs = new JobQueue(db, log);
+  const ctx: Ctx = { config, db, jobs, log };
+  registerJobHandlers(ctx);
+  return ctx;
+}

@@ -1,0 +1,181 @@
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseEnv } from "node:util";
+
+/** Raised when the environment describes an impossible configuration; its message names the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export type ProcessRole = "all" | "web" | "worker";
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  user: string | undefined;
+  password: string | undefined;
+  from: string;
+  secure: boolean;
+  starttls: "auto" | "always" | "never";
+}
+
+export interface Config {
+  /** The domain in user handles (`alice@LOCAL_DOMAIN`), with a port when not the default. */
+  localDomain: string;
+  /** The host that serves the web and the API; defaults to `localDomain`. */
+  webDomain: string;
+  https: boolean;
+  /** `https://webDomain` (or `http://` for local development), without a trailing slash. */
+  baseUrl: string;
+  port: number;
+  bind: string;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  dataDir: string;
+  mediaDir: string;
+  mailDir: string;
+  smtp: SmtpConfig | undefined;
+  limitedFederationMode: boolean;
+  authorizedFetch: boolean;
+  /** Public API endpoints require a user token (Mastodon's whitelist / limited-federation behaviour). */
+  disallowUnauthenticatedApiAccess: boolean;
+  role: ProcessRole;
+  logLevel: string;
+  /** Where this server's source code is published (AGPL); shown as `source_url`. */
+  sourceUrl: string;
+  /** Seconds the process waits for in-flight requests and jobs on SIGTERM before it exits anyway. */
+  shutdownTimeout: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+const FALSE_WORDS = new Set(["false", "0", "f", "off", "no", "n", ""]);
+const TRUE_WORDS = new Set(["true", "1", "t", "on", "yes", "y"]);
+
+function envBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  const value = raw.trim().toLowerCase();
+  if (TRUE_WORDS.has(value)) return true;
+  if (FALSE_WORDS.has(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function envInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function envChoice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = raw.trim().toLowerCase() as T;
+  if (!choices.includes(value)) throw new ConfigError(`${name} must be one of ${choices.join(", ")}, got "${raw}"`);
+  return value;
+}
+
+function envUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error();
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw;
+}
+
+const HOST_PATTERN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::\d{1,5})?$/i;
+
+function envDomain(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = raw.trim().toLowerCase();
+  if (!HOST_PATTERN.test(value)) {
+    throw new ConfigError(`${name} must be a bare host name such as social.example (optionally with :port), got "${raw}"`);
+  }
+  return value;
+}
+
+function isLoopbackHost(domain: string): boolean {
+  const host = domain.replace(/:\d+$/, "");
+  return host === "localhost" || host.endsWith(".localhost") || host === "127.0.0.1";
+}
+
+function parseDatabaseUrl(raw: string): string {
+  if (raw.startsWith("sqlite:")) {
+    if (raw.slice("sqlite:".length).trim() === "") throw new ConfigError(`DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:./data/rookery.sqlite`);
+    return raw;
+  }
+  if (raw.startsWith("postgres://") || raw.startsWith("postgresql://")) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError(`DATABASE_URL is not a valid postgres:// URL`);
+    }
+    return raw;
+  }
+  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.replace(/:[^:@/]*@/, ":***@")}"`);
+}
+
+function parseSmtp(env: Env, localDomain: string): SmtpConfig | undefined {
+  const host = env.SMTP_SERVER?.trim();
+  if (!host) return undefined;
+  const port = envInteger(env, "SMTP_PORT", 587, 1, 65535);
+  const from = env.SMTP_FROM_ADDRESS?.trim() || `notifications@${localDomain.replace(/:\d+$/, "")}`;
+  return {
+    host,
+    port,
+    user: env.SMTP_LOGIN || undefined,
+    password: env.SMTP_PASSWORD || undefined,
+    from,
+    secure: envBoolean(env, "SMTP_SSL", port === 465) || envBoolean(env, "SMTP_TLS", false),
+    starttls: envChoice(env, "SMTP_ENABLE_STARTTLS", ["auto", "always", "never"] as const, "auto"),
+  };
+}
+
+/** Reads `.env` (if present) under the variables already set in `env`; the real environment wins. */
+export function environmentWithDotenv(env: Env = process.env, file = resolve(process.cwd(), ".env")): Env {
+  if (!existsSync(file)) return env;
+  const fromFile = parseEnv(readFileSync(file, "utf8"));
+  return { ...fromFile, ...env };
+}
+
+/** Turns environment variables into a typed configuration, or throws ConfigError naming the bad variable. */
+export function loadConfig(env: Env = environmentWithDotenv()): Config {
+  const port = envInteger(env, "PORT", 3000, 0, 65535);
+  const localDomain = envDomain(env, "LOCAL_DOMAIN", `localhost:${port || 3000}`);
+  const webDomain = envDomain(env, "WEB_DOMAIN", localDomain);
+  const https = envBoolean(env, "LOCAL_HTTPS", !isLoopbackHost(webDomain));
+  const dataDir = resolve(env.ROOKERY_DATA_DIR?.trim() || "./data");
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL?.trim() || `sqlite:${resolve(dataDir, "rookery.sqlite")}`);
+  const redisUrl = env.REDIS_URL?.trim() || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss://`);
+  const limitedFederationMode = envBoolean(env, "LIMITED_FEDERATION_MODE", false) || envBoolean(env, "WHITELIST_MODE", false);
+  return {
+    localDomain,
+    webDomain,
+    https,
+    baseUrl: `${https ? "https" : "http"}://${webDomain}`,
+    port,
+    bind: env.BIND?.trim() || "127.0.0.1",
+    databaseUrl,
+    redisUrl,
+    dataDir,
+    mediaDir: resolve(env.PAPERCLIP_ROOT_PATH?.trim() || resolve(dataDir, "media")),
+    mailDir: resolve(env.ROOKERY_MAIL_DIR?.trim() || resolve(dataDir, "mail")),
+    smtp: parseSmtp(env, localDomain),
+    limitedFederationMode,
+    authorizedFetch: envBoolean(env, "AUTHORIZED_FETCH", false) || envBoolean(env, "SECURE_MODE", false) || limitedFederationMode,
+    disallowUnauthenticatedApiAccess: envBoolean(env, "DISALLOW_UNAUTHENTICATED_API_ACCESS", false) || limitedFederationMode,
+    role: envChoice(env, "ROOKERY_ROLE", ["all", "web", "worker"] as const, "all"),
+    logLevel: envChoice(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    shutdownTimeout: envInteger(env, "SHUTDOWN_TIMEOUT", 25, 1, 3600),
+    sourceUrl: envUrl(env, "SOURCE_BASE_URL", "https://github.com/rookery-social/rookery"),
+  };
+}

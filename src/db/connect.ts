@@ -1,0 +1,86 @@
+import { Kysely, PostgresDialect, type LogEvent } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema.ts";
+import { NodeSqliteDialect } from "./sqlite.ts";
+import type { Engine } from "./migrations/types.ts";
+
+export type { Engine };
+
+/** The database handle every service uses. */
+export interface Db {
+  kysely: Kysely<Database>;
+  engine: Engine;
+  /** Number of queries run so far (tests use it to prove batching). */
+  readonly queryCount: number;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL only: the schema to use (created if missing); tests give each app its own. */
+  schema?: string;
+  /** PostgreSQL only: maximum pool size. */
+  poolSize?: number;
+  /** Called with every failed query (for logging). */
+  onError?: (event: LogEvent) => void;
+}
+
+function isoTimestamp(value: string): string {
+  return new Date(value.includes("T") || value.includes("+") || value.endsWith("Z") ? value : `${value.replace(" ", "T")}Z`).toISOString();
+}
+
+const pgTypes = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    // timestamptz and timestamp come back as ISO strings, like SQLite's stored text.
+    if (oid === 1184 || oid === 1114) return (value: string) => isoTimestamp(value);
+    // int8 stays a string (IDs); count(*) callers convert with Number().
+    return pg.types.getTypeParser(oid, format as "text");
+  },
+};
+
+/** Opens `sqlite:PATH` or `postgres://…`. */
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Db> {
+  let count = 0;
+  const log = (event: LogEvent) => {
+    count++;
+    if (event.level === "error") options.onError?.(event);
+  };
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length);
+    const kysely = new Kysely<Database>({ dialect: new NodeSqliteDialect(path), log });
+    return {
+      kysely,
+      engine: "sqlite",
+      get queryCount() {
+        return count;
+      },
+      close: () => kysely.destroy(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types: pgTypes,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+  });
+  // A dropped idle connection (database restart) must not crash the process; the pool replaces it.
+  pool.on("error", () => {});
+  if (options.schema) {
+    const client = await pool.connect();
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replace(/"/g, "")}"`);
+    } finally {
+      client.release();
+    }
+  }
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
+  return {
+    kysely,
+    engine: "postgres",
+    get queryCount() {
+      return count;
+    },
+    close: () => kysely.destroy(),
+  };
+}

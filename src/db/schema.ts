@@ -1,0 +1,264 @@
+import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
+
+/**
+ * Row types of every table. Both engines return the same JavaScript types (normalize.ts for
+ * SQLite, type parsers in connect.ts for PostgreSQL):
+ * - IDs (`id`, `*_id`) are decimal strings;
+ * - timestamps are ISO 8601 strings with milliseconds and `Z`;
+ * - flags are booleans; counters are numbers; JSON documents are stored as text.
+ */
+
+type Timestamp = string;
+type Counter = ColumnType<number, number | undefined, number>;
+type Flag = ColumnType<boolean, boolean | undefined, boolean>;
+
+/** Column names that hold booleans; SQLite stores them as 0/1 and normalize.ts turns them back. */
+export const BOOLEAN_COLUMNS = new Set([
+  "locked",
+  "bot",
+  "discoverable",
+  "indexable",
+  "hide_collections",
+  "memorial",
+  "approved",
+  "disabled",
+  "highlighted",
+  "superapp",
+  "sensitive",
+  "local",
+  "visible_in_picker",
+]);
+
+export interface AccountsTable {
+  id: string;
+  username: string;
+  /** null for local accounts. */
+  domain: string | null;
+  display_name: ColumnType<string, string | undefined, string>;
+  /** Rendered HTML of the bio. */
+  note: ColumnType<string, string | undefined, string>;
+  /** Plain-text source of a local account's bio. */
+  note_text: ColumnType<string, string | undefined, string>;
+  /** JSON array of {name, value, verified_at}; values are plain text for local accounts, HTML for remote ones. */
+  fields: ColumnType<string, string | undefined, string>;
+  /** ActivityPub actor type: Person, Service, Application, Group, Organization. */
+  actor_type: ColumnType<string, string | undefined, string>;
+  locked: Flag;
+  discoverable: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  indexable: Flag;
+  hide_collections: ColumnType<boolean | null, boolean | null | undefined, boolean | null>;
+  memorial: Flag;
+  avatar_file: string | null;
+  avatar_remote_url: string | null;
+  avatar_static_file: string | null;
+  avatar_description: ColumnType<string, string | undefined, string>;
+  header_file: string | null;
+  header_remote_url: string | null;
+  header_static_file: string | null;
+  header_description: ColumnType<string, string | undefined, string>;
+  /** ActivityPub actor id. */
+  uri: string;
+  /** Profile page. */
+  url: string | null;
+  inbox_url: string | null;
+  shared_inbox_url: string | null;
+  outbox_url: string | null;
+  followers_url: string | null;
+  following_url: string | null;
+  featured_url: string | null;
+  public_key: ColumnType<string, string | undefined, string>;
+  /** Only local accounts hold a private key. */
+  private_key: string | null;
+  suspended_at: Timestamp | null;
+  silenced_at: Timestamp | null;
+  moved_to_account_id: string | null;
+  followers_count: Counter;
+  following_count: Counter;
+  statuses_count: Counter;
+  last_status_at: Timestamp | null;
+  fetched_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  encrypted_password: string | null;
+  /** null means the default role (everyone). */
+  role_id: string | null;
+  confirmed_at: Timestamp | null;
+  confirmation_token: string | null;
+  confirmation_sent_at: Timestamp | null;
+  unconfirmed_email: string | null;
+  approved: Flag;
+  disabled: Flag;
+  locale: string | null;
+  created_by_application_id: string | null;
+  sign_up_ip: string | null;
+  /** Text of the sign-up request when registrations need approval. */
+  reason: string | null;
+  /** JSON object of user preferences (default privacy, sensitive, language, …). */
+  settings: ColumnType<string, string | undefined, string>;
+  current_sign_in_at: Timestamp | null;
+  last_sign_in_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UserRolesTable {
+  id: string;
+  name: string;
+  color: ColumnType<string, string | undefined, string>;
+  /** Bit set of permissions (see services/accounts/roles.ts). */
+  permissions: Counter;
+  /** Higher positions outrank lower ones. */
+  position: Counter;
+  highlighted: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OauthApplicationsTable {
+  id: string;
+  name: string;
+  website: string | null;
+  /** Registered redirect URIs joined by "\n". */
+  redirect_uri: string;
+  /** Space-separated registered scopes. */
+  scopes: string;
+  client_id: string;
+  client_secret: string;
+  superapp: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface OauthAccessTokensTable {
+  id: string;
+  /** SHA-256 (hex) of the bearer token; the token itself is never stored. */
+  token_digest: string;
+  application_id: string | null;
+  /** The user the token acts for; null for an app token (client_credentials). */
+  user_id: string | null;
+  scopes: string;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface OauthAccessGrantsTable {
+  id: string;
+  code_digest: string;
+  application_id: string;
+  user_id: string;
+  redirect_uri: string;
+  scopes: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface InstanceSettingsTable {
+  key: string;
+  /** JSON value. */
+  value: string;
+  updated_at: Timestamp;
+}
+
+export interface StatusesTable {
+  id: string;
+  uri: string;
+  url: string | null;
+  account_id: string;
+  /** Plain-text source (local statuses). */
+  text: ColumnType<string, string | undefined, string>;
+  /** Sanitized HTML. */
+  content: ColumnType<string, string | undefined, string>;
+  spoiler_text: ColumnType<string, string | undefined, string>;
+  sensitive: Flag;
+  visibility: "public" | "unlisted" | "private" | "direct";
+  language: string | null;
+  in_reply_to_id: string | null;
+  in_reply_to_account_id: string | null;
+  reblog_of_id: string | null;
+  conversation_id: string | null;
+  application_id: string | null;
+  local: Flag;
+  replies_count: Counter;
+  reblogs_count: Counter;
+  favourites_count: Counter;
+  edited_at: Timestamp | null;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CustomEmojisTable {
+  id: string;
+  shortcode: string;
+  /** null for local emoji. */
+  domain: string | null;
+  uri: string | null;
+  image_file: string | null;
+  image_remote_url: string | null;
+  image_static_file: string | null;
+  disabled: Flag;
+  visible_in_picker: Flag;
+  category: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface JobsTable {
+  id: string;
+  /** Name of the registered job handler. */
+  name: string;
+  /** JSON payload. */
+  payload: string;
+  run_at: Timestamp;
+  attempts: Counter;
+  max_attempts: Counter;
+  /** Set while a worker holds the job; a job whose lock expired is claimed again. */
+  locked_until: Timestamp | null;
+  locked_by: string | null;
+  last_error: string | null;
+  /** Set when the job used up its attempts; it stays for inspection and is not run again. */
+  failed_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface UserActivityDaysTable {
+  user_id: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  users: UsersTable;
+  user_roles: UserRolesTable;
+  oauth_applications: OauthApplicationsTable;
+  oauth_access_tokens: OauthAccessTokensTable;
+  oauth_access_grants: OauthAccessGrantsTable;
+  instance_settings: InstanceSettingsTable;
+  statuses: StatusesTable;
+  custom_emojis: CustomEmojisTable;
+  jobs: JobsTable;
+  user_activity_days: UserActivityDaysTable;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type NewAccount = Insertable<AccountsTable>;
+export type AccountUpdate = Updateable<AccountsTable>;
+export type UserRow = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserRoleRow = Selectable<UserRolesTable>;
+export type ApplicationRow = Selectable<OauthApplicationsTable>;
+export type AccessTokenRow = Selectable<OauthAccessTokensTable>;
+export type StatusRow = Selectable<StatusesTable>;
+export type CustomEmojiRow = Selectable<CustomEmojisTable>;
+export type JobRow = Selectable<JobsTable>;

@@ -1,0 +1,151 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from "kysely";
+import { normalizeRow } from "./normalize.ts";
+
+/**
+ * Kysely dialect over Node's built-in `node:sqlite`.
+ *
+ * Kysely's own SqliteDriver hands the same connection to every caller without a lock, so two
+ * concurrent transactions would interleave on one connection. This driver serializes access:
+ * a transaction (or a single query) holds the connection until it is released.
+ * Values are normalized so that both engines return the same JavaScript types (see normalize.ts).
+ */
+export class NodeSqliteDialect implements Dialect {
+  readonly #path: string;
+  constructor(path: string) {
+    this.#path = path;
+  }
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+  createDriver(): Driver {
+    return new NodeSqliteDriver(this.#path);
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+  createIntrospector(db: Kysely<unknown>) {
+    return new SqliteIntrospector(db);
+  }
+}
+
+/** Opens a SQLite file with the pragmas Rookery relies on (WAL, foreign keys, busy timeout). */
+export function openSqliteFile(path: string): DatabaseSync {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new DatabaseSync(path, { readBigInts: true, timeout: 5000 });
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+class NodeSqliteDriver implements Driver {
+  readonly #path: string;
+  #connection: NodeSqliteConnection | undefined;
+  #queue: Promise<void> = Promise.resolve();
+  #release: (() => void) | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  async init(): Promise<void> {
+    this.#connection = new NodeSqliteConnection(openSqliteFile(this.#path));
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const previous = this.#queue;
+    let release!: () => void;
+    this.#queue = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    this.#release = release;
+    return this.#connection!;
+  }
+
+  async releaseConnection(): Promise<void> {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("commit"));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("rollback"));
+  }
+
+  async destroy(): Promise<void> {
+    this.#connection?.close();
+    this.#connection = undefined;
+  }
+}
+
+type SqliteValue = null | number | bigint | string | Uint8Array;
+
+function toSqliteValue(value: unknown): SqliteValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "number" || typeof value === "bigint" || typeof value === "string") return value;
+  if (value instanceof Uint8Array) return value;
+  return JSON.stringify(value);
+}
+
+class NodeSqliteConnection implements DatabaseConnection {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  close(): void {
+    this.#statements.clear();
+    this.#db.close();
+  }
+
+  #prepare(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      if (this.#statements.size > 500) this.#statements.delete(this.#statements.keys().next().value!);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const statement = this.#prepare(compiled.sql);
+    const parameters = compiled.parameters.map(toSqliteValue);
+    if (statement.columns().length > 0) {
+      const rows = statement.all(...parameters) as Record<string, unknown>[];
+      return { rows: rows.map((row) => normalizeRow(row) as R) };
+    }
+    const { changes, lastInsertRowid } = statement.run(...parameters);
+    return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("streaming queries are not supported on SQLite");
+  }
+}

@@ -1,0 +1,16 @@
+import type { Ctx } from "../context.ts";
+import { pruneExpiredRecords } from "../services/maintenance.ts";
+
+const HOUR = 60 * 60 * 1000;
+
+/**
+ * Registers every job handler on `ctx.jobs`. Each capability adds its own here (scheduled
+ * statuses, poll endings, media clean-up, deliveries) as it is built.
+ */
+export function registerJobHandlers(ctx: Ctx): void {
+  ctx.jobs.register("maintenance.prune", async () => {
+    const pruned = await pruneExpiredRecords(ctx.db);
+    ctx.log.info(pruned, "pruned expired records");
+  });
+  ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+}

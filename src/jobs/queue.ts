@@ -1,0 +1,190 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
+import type { Db } from "../db/connect.ts";
+import { newId } from "../db/ids.ts";
+import type { JobRow } from "../db/schema.ts";
+
+export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
+
+export interface EnqueueOptions {
+  /** When the job may run; now by default. */
+  runAt?: Date;
+  maxAttempts?: number;
+}
+
+export interface WorkerOptions {
+  /** Jobs run at the same time by this process. */
+  concurrency?: number;
+  /** How often idle workers look for due jobs, in ms (enqueues in this process wake them at once). */
+  pollInterval?: number;
+  /** How long a claimed job stays locked; a crashed worker's jobs are retried after it. */
+  leaseMs?: number;
+}
+
+/**
+ * Durable jobs stored in the database and claimed atomically (PostgreSQL `FOR UPDATE SKIP LOCKED`,
+ * SQLite's single writer), so several processes can share one queue and each job runs once.
+ * A failing job is retried with exponential backoff until it has used `max_attempts`.
+ */
+export class JobQueue {
+  readonly #db: Db;
+  readonly #log: FastifyBaseLogger;
+  readonly #handlers = new Map<string, JobHandler>();
+  readonly #recurring = new Map<string, number>();
+  readonly #workerId = randomUUID();
+  #running = false;
+  #loops: Promise<void>[] = [];
+  #wake: (() => void)[] = [];
+  #inFlight = new Set<Promise<void>>();
+
+  constructor(db: Db, log: FastifyBaseLogger) {
+    this.#db = db;
+    this.#log = log;
+  }
+
+  /** Registers the handler of jobs named `name`. */
+  register(name: string, handler: JobHandler): void {
+    this.#handlers.set(name, handler);
+  }
+
+  /** Keeps one job named `name` scheduled every `intervalMs` (its handler must be registered). */
+  recurring(name: string, intervalMs: number): void {
+    this.#recurring.set(name, intervalMs);
+  }
+
+  /** Schedules each recurring job that has no pending run (called when workers start). */
+  async scheduleRecurring(): Promise<void> {
+    for (const name of this.#recurring.keys()) {
+      const pending = await this.#db.kysely.selectFrom("jobs").select("id").where("name", "=", name).where("failed_at", "is", null).executeTakeFirst();
+      if (!pending) await this.enqueue(name, null);
+    }
+  }
+
+  async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
+    const id = newId();
+    const now = new Date().toISOString();
+    await this.#db.kysely
+      .insertInto("jobs")
+      .values({
+        id,
+        name,
+        payload: JSON.stringify(payload ?? null),
+        run_at: (options.runAt ?? new Date()).toISOString(),
+        max_attempts: options.maxAttempts ?? 5,
+        created_at: now,
+      })
+      .execute();
+    for (const wake of this.#wake.splice(0)) wake();
+    return id;
+  }
+
+  /** Claims one due job for this worker, or undefined when none is due. */
+  async claim(now = new Date(), leaseMs = 5 * 60_000): Promise<JobRow | undefined> {
+    const names = [...this.#handlers.keys()];
+    if (names.length === 0) return undefined;
+    const db = this.#db.kysely;
+    const nowIso = now.toISOString();
+    let candidate = db
+      .selectFrom("jobs")
+      .select("id")
+      .where("name", "in", names)
+      .where("failed_at", "is", null)
+      .where("run_at", "<=", nowIso)
+      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", nowIso)]))
+      .orderBy("run_at")
+      .limit(1);
+    if (this.#db.engine === "postgres") candidate = candidate.forUpdate().skipLocked();
+    return db
+      .updateTable("jobs")
+      .set((eb) => ({
+        locked_until: new Date(now.getTime() + leaseMs).toISOString(),
+        locked_by: this.#workerId,
+        attempts: eb("attempts", "+", 1),
+      }))
+      .where("id", "=", candidate)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Runs one claimed job and records its outcome. */
+  async perform(job: JobRow): Promise<void> {
+    const handler = this.#handlers.get(job.name);
+    const db = this.#db.kysely;
+    try {
+      if (!handler) throw new Error(`no handler for job ${job.name}`);
+      await handler(JSON.parse(job.payload), job);
+      await db.deleteFrom("jobs").where("id", "=", job.id).execute();
+      const interval = this.#recurring.get(job.name);
+      if (interval !== undefined) await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval) });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const exhausted = job.attempts >= job.max_attempts;
+      this.#log.warn({ job: job.name, id: job.id, attempts: job.attempts, err: error }, exhausted ? "job failed for good" : "job failed; will retry");
+      const retryAt = new Date(Date.now() + Math.min(2 ** job.attempts * 1000, 3_600_000));
+      await db
+        .updateTable("jobs")
+        .set({
+          last_error: message.slice(0, 2000),
+          locked_until: null,
+          locked_by: null,
+          run_at: retryAt.toISOString(),
+          failed_at: exhausted ? new Date().toISOString() : null,
+        })
+        .where("id", "=", job.id)
+        .execute();
+    }
+  }
+
+  /** Claims and runs due jobs until none is left; returns how many ran (tests and the CLI use it). */
+  async drain(now?: () => Date): Promise<number> {
+    let count = 0;
+    for (let job = await this.claim(now?.()); job; job = await this.claim(now?.())) {
+      await this.perform(job);
+      count++;
+    }
+    return count;
+  }
+
+  /** Starts worker loops in this process. */
+  async start(options: WorkerOptions = {}): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    await this.scheduleRecurring();
+    const concurrency = options.concurrency ?? 2;
+    for (let i = 0; i < concurrency; i++) this.#loops.push(this.#loop(options));
+  }
+
+  async #loop(options: WorkerOptions): Promise<void> {
+    const pollInterval = options.pollInterval ?? 1000;
+    while (this.#running) {
+      let job: JobRow | undefined;
+      try {
+        job = await this.claim(new Date(), options.leaseMs);
+      } catch (error) {
+        this.#log.error({ err: error }, "could not claim a job");
+      }
+      if (job) {
+        const run = this.perform(job).catch((error) => this.#log.error({ err: error }, "could not record a job's outcome"));
+        this.#inFlight.add(run);
+        await run;
+        this.#inFlight.delete(run);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollInterval);
+        this.#wake.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Stops claiming new jobs and waits for the running ones to finish. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    for (const wake of this.#wake.splice(0)) wake();
+    await Promise.all(this.#loops);
+    this.#loops = [];
+  }
+}

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
       await ctx.db.close();
       process.exit(1);
     }
-    log.info(`Rookery is serving ${config.baseUrl} (listening on ${config.bind}:${config.port}, database ${ctx.db.engine})`);
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    log.info({ port }, `Rookery is serving ${config.baseUrl} (listening on ${config.bind}:${port}, database ${ctx.db.engine})`);
   }
   if (config.role !== "web") {
     await ctx.jobs.start();

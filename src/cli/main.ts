@@ -22,11 +22,14 @@ function groupHelp(group: string): string {
   return `Commands of rookery ${group}:\n${lines.join("\n")}\n`;
 }
 
-/** Opens the context a command runs against; the default reads the environment like the server. */
-export type ContextFactory = (command: Command) => Promise<Ctx>;
+/** Opens the context a command runs against, and releases it afterwards. */
+export type ContextFactory = (command: Command) => Promise<{ ctx: Ctx; release(): Promise<void> }>;
 
-const defaultContext: ContextFactory = (command) =>
-  boot(loadConfig(), { migrate: command !== dbMigrate, log: pino({ level: "warn" }, pino.destination(2)) });
+/** Reads the environment like the server does; closes the database when the command ends. */
+const defaultContext: ContextFactory = async (command) => {
+  const ctx = await boot(loadConfig(), { migrate: command !== dbMigrate, log: pino({ level: "warn" }, pino.destination(2)) });
+  return { ctx, release: () => ctx.db.close() };
+};
 
 /** Runs one CLI invocation; returns the exit status. */
 export async function runCli(argv: string[], io: Output, openContext: ContextFactory = defaultContext): Promise<number> {
@@ -48,15 +51,15 @@ export async function runCli(argv: string[], io: Output, openContext: ContextFac
     io.err(`rookery: unknown command "${argv.slice(0, 2).join(" ")}"\n\n${overview()}`);
     return 1;
   }
-  let ctx: Ctx | undefined;
+  let opened: Awaited<ReturnType<ContextFactory>> | undefined;
   try {
     const args = parseCommandArgs(command, argv.slice(command.path.length));
     if (args.help) {
       io.out(helpText(command));
       return 0;
     }
-    ctx = await openContext(command);
-    return await command.run(ctx, args, io);
+    opened = await openContext(command);
+    return await command.run(opened.ctx, args, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`rookery ${command.path.join(" ")}: ${error.message}\n\n${helpText(command)}`);
@@ -68,6 +71,6 @@ export async function runCli(argv: string[], io: Output, openContext: ContextFac
     }
     throw error;
   } finally {
-    await ctx?.db.close();
+    await opened?.release();
   }
 }

@@ -7,11 +7,19 @@ import { registerCors } from "./api/cors.ts";
 import { registerErrorHandling } from "./api/errors.ts";
 import healthRoutes from "./api/health.ts";
 import accountRoutes from "./api/v1/accounts.ts";
+import appRoutes from "./api/v1/apps.ts";
+import emailRoutes from "./api/v1/emails.ts";
+import oauthTokenRoutes from "./api/oauth/token.ts";
+import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
 import instanceV1Routes from "./api/v1/instance.ts";
 import instanceV2Routes from "./api/v2/instance.ts";
 import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
 import defaultImageRoutes from "./web/images.ts";
+import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
+import webAuthRoutes from "./web/auth.ts";
+import webOauthRoutes from "./web/oauth.ts";
+import webSettingsRoutes from "./web/settings.ts";
 
 export interface AppOptions {
   /** Largest request body accepted outside multipart uploads, in bytes. */
@@ -28,7 +36,15 @@ const ROUTES: RouteModule[] = [
   customEmojiRoutes,
   nodeinfoRoutes,
   accountRoutes,
+  appRoutes,
+  emailRoutes,
+  oauthTokenRoutes,
+  oauthMetadataRoutes,
+  oauthUserinfoRoutes,
   defaultImageRoutes,
+  webAuthRoutes,
+  webOauthRoutes,
+  webSettingsRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */
@@ -38,7 +54,8 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Parameters are parsed in api/body.ts, strictly (bad encodings are 400s there).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500, querystringParser: () => ({}) },
-    trustProxy: true,
+    // Forwarded client addresses are believed only from proxies on this machine or a private network.
+    trustProxy: ["loopback", "linklocal", "uniquelocal", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"],
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && /^[\w-]{1,100}$/.test(given) ? given : randomUUID();

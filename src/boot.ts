@@ -4,6 +4,8 @@ import type { Ctx } from "./context.ts";
 import { openDatabase } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { JobQueue } from "./jobs/queue.ts";
+import { MemoryRateLimitStore } from "./api/rate_limit.ts";
+import { acceptAllMailDomains, dnsMailDomainChecker } from "./services/mail/domains.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 
 /** Raised when start-up cannot proceed; the message is one line for the operator. */
@@ -37,7 +39,14 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     throw new StartupError(`Cannot use the database at ${describeDatabase(config.databaseUrl)} (DATABASE_URL): ${reason}`);
   }
   const jobs = new JobQueue(db, log);
-  const ctx: Ctx = { config, db, jobs, log };
+  const ctx: Ctx = {
+    config,
+    db,
+    jobs,
+    log,
+    rateLimits: new MemoryRateLimitStore(),
+    mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
+  };
   registerJobHandlers(ctx);
   return ctx;
 }

@@ -39,6 +39,8 @@ export interface Config {
   authorizedFetch: boolean;
   /** Public API endpoints require a user token (Mastodon's whitelist / limited-federation behaviour). */
   disallowUnauthenticatedApiAccess: boolean;
+  /** Refuse sign-ups whose e-mail domain has no MX/A/AAAA record (needs outside DNS). */
+  emailDomainDnsCheck: boolean;
   role: ProcessRole;
   logLevel: string;
   /** Where this server's source code is published (AGPL); shown as `source_url`. */
@@ -173,6 +175,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     limitedFederationMode,
     authorizedFetch: envBoolean(env, "AUTHORIZED_FETCH", false) || envBoolean(env, "SECURE_MODE", false) || limitedFederationMode,
     disallowUnauthenticatedApiAccess: envBoolean(env, "DISALLOW_UNAUTHENTICATED_API_ACCESS", false) || limitedFederationMode,
+    emailDomainDnsCheck: envBoolean(env, "EMAIL_DOMAIN_DNS_CHECK", true),
     role: envChoice(env, "ROOKERY_ROLE", ["all", "web", "worker"] as const, "all"),
     logLevel: envChoice(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
     shutdownTimeout: envInteger(env, "SHUTDOWN_TIMEOUT", 25, 1, 3600),

@@ -2,11 +2,16 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/connect.ts";
 import type { JobQueue } from "./jobs/queue.ts";
+import type { RateLimitStore } from "./api/rate_limit.ts";
+import type { MailDomainChecker } from "./services/mail/domains.ts";
 
-/** Everything a service needs, passed explicitly: configuration, database, jobs, logger. */
+/** Everything a service needs, passed explicitly: configuration, database, jobs, logger, rate-limit counters, the e-mail domain check. */
 export interface Ctx {
   config: Config;
   db: Db;
   jobs: JobQueue;
   log: FastifyBaseLogger;
+  rateLimits: RateLimitStore;
+  /** Whether an e-mail domain can receive mail (sign-up's ERR_UNREACHABLE); injectable in tests. */
+  mailDomains: MailDomainChecker;
 }

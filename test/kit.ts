@@ -18,6 +18,8 @@ import { newId } from "../src/db/ids.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
 import type { AccountRow, ApplicationRow, UserRow } from "../src/db/schema.ts";
 import { JobQueue } from "../src/jobs/queue.ts";
+import { MemoryRateLimitStore } from "../src/api/rate_limit.ts";
+import type { MailDomainChecker } from "../src/services/mail/domains.ts";
 import { registerJobHandlers } from "../src/jobs/handlers.ts";
 import { createLocalUser } from "../src/services/accounts/create.ts";
 import { findRoleByName } from "../src/services/accounts/roles.ts";
@@ -41,6 +43,9 @@ export interface TestServerOptions {
   routes?: (app: FastifyInstance, ctx: Ctx) => void | Promise<void>;
 }
 
+/** Tests never ask real DNS: domains under `.invalid` cannot receive mail, all others can. */
+export const TEST_MAIL_DOMAINS: MailDomainChecker = { canReceiveMail: async (domain) => !domain.toLowerCase().endsWith(".invalid") };
+
 /** A fresh Rookery on a fresh database. Call `close()` (e.g. in `after`). */
 export async function createTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "rookery-test-"));
@@ -58,7 +63,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
   const db = await openDatabase(config.databaseUrl, { schema, poolSize: 4 });
   await migrateToLatest(db);
   const jobs = new JobQueue(db, log);
-  const ctx: Ctx = { config, db, jobs, log };
+  const ctx: Ctx = { config, db, jobs, log, rateLimits: new MemoryRateLimitStore(), mailDomains: TEST_MAIL_DOMAINS };
   registerJobHandlers(ctx);
   const app = await buildApp(ctx);
   await options.routes?.(app, ctx);

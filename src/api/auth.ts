@@ -6,6 +6,7 @@ import { hasPermission, type Permission } from "../services/accounts/roles.ts";
 import { findViewerByToken, recordTokenUse } from "../services/auth/viewer.ts";
 import { scopesAllow } from "../services/auth/scopes.ts";
 import { toStringParam } from "./params.ts";
+import { API_THROTTLES, applyThrottles, ENDPOINT_THROTTLES } from "./rate_limit.ts";
 
 /** Who is calling: the token, and for a user token the user, their account and role. */
 export interface Viewer {
@@ -72,7 +73,13 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
   app.decorateRequest("viewer", undefined);
   app.decorate("auth", (options: AuthOptions): preHandlerAsyncHookHandler => {
     const admin = options.permission !== undefined;
-    return async (req) => {
+    return async (req, reply) => {
+      const viewer = await authenticate(req);
+      const throttles = [...API_THROTTLES, ...(req.routeOptions.config.throttles ?? []).map((name) => ENDPOINT_THROTTLES[name])];
+      await applyThrottles(ctx.rateLimits, throttles, req, reply, viewer);
+    };
+
+    async function authenticate(req: FastifyRequest): Promise<Viewer | undefined> {
       const token = bearerToken(req);
       const found = token ? await findViewerByToken(ctx.db.kysely, token) : undefined;
 
@@ -80,7 +87,7 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       if (!found) {
         if (options.optional) {
           if (ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic) throw new AuthenticationRequired();
-          return;
+          return undefined;
         }
         throw admin ? new Forbidden() : new Unauthorized();
       }
@@ -93,7 +100,8 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       }
       req.viewer = found;
       await recordTokenUse(ctx.db.kysely, found);
-    };
+      return found;
+    }
   });
 }
 

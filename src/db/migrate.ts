@@ -3,10 +3,11 @@ import { Migrator, type Migration, type MigrationResultSet } from "kysely/migrat
 import type { Db } from "./connect.ts";
 import { foundation } from "./migrations/0001_foundation.ts";
 import { defaultRoles } from "./migrations/0002_default_roles.ts";
+import { signIn } from "./migrations/0003_sign_in.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles];
+export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn];
 
 /** Applies the pending migrations; returns the names applied. Throws with the failing migration's name. */
 export async function migrateToLatest(db: Db): Promise<string[]> {

@@ -27,6 +27,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "sensitive",
   "local",
   "visible_in_picker",
+  "filtered",
 ]);
 
 export interface AccountsTable {
@@ -237,6 +238,38 @@ export interface UserActivityDaysTable {
   day: string;
 }
 
+export interface WebSessionsTable {
+  id: string;
+  /** SHA-256 (hex) of the session cookie's value. */
+  session_digest: string;
+  user_id: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
+export interface NotificationsTable {
+  id: string;
+  /** The receiver. */
+  account_id: string;
+  from_account_id: string;
+  type: string;
+  status_id: string | null;
+  activity_type: string | null;
+  activity_id: string | null;
+  group_key: string | null;
+  filtered: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface EmailDomainBlocksTable {
+  id: string;
+  domain: string;
+  created_at: Timestamp;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -249,6 +282,9 @@ export interface Database {
   custom_emojis: CustomEmojisTable;
   jobs: JobsTable;
   user_activity_days: UserActivityDaysTable;
+  web_sessions: WebSessionsTable;
+  notifications: NotificationsTable;
+  email_domain_blocks: EmailDomainBlocksTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -262,3 +298,5 @@ export type AccessTokenRow = Selectable<OauthAccessTokensTable>;
 export type StatusRow = Selectable<StatusesTable>;
 export type CustomEmojiRow = Selectable<CustomEmojisTable>;
 export type JobRow = Selectable<JobsTable>;
+export type WebSessionRow = Selectable<WebSessionsTable>;
+export type NotificationRow = Selectable<NotificationsTable>;

@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { pruneExpiredRecords } from "../services/maintenance.ts";
+import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -13,4 +14,5 @@ export function registerJobHandlers(ctx: Ctx): void {
     ctx.log.info(pruned, "pruned expired records");
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register("mail.deliver", (payload) => deliverMail(ctx, payload as MailMessage));
 }

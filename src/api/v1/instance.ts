@@ -29,7 +29,7 @@ export default async function instanceV1Routes(app: FastifyInstance, ctx: Ctx) {
 
   app.get("/api/v1/instance/activity", { preHandler: peersAuth }, async (_req, reply) => {
     const { values } = await loadSettings(ctx.db.kysely);
-    if (!values.activity_api_enabled) throw new NotFound("Not Found");
+    if (!values.activity_api_enabled || ctx.config.limitedFederationMode) throw new NotFound("Not Found");
     reply.header("Cache-Control", CACHE_5_MIN);
     return weeklyActivity(ctx.db);
   });

@@ -1,0 +1,25 @@
+import type { ApplicationRow } from "../db/schema.ts";
+import { parseScopes } from "../services/auth/scopes.ts";
+
+/** The public view of an application (GET /api/v1/apps/verify_credentials, Status.application). */
+export function serializeApplication(row: ApplicationRow) {
+  const redirectUris = row.redirect_uri.split("\n").filter(Boolean);
+  return {
+    id: row.id,
+    name: row.name,
+    website: row.website || null,
+    scopes: parseScopes(row.scopes),
+    redirect_uris: redirectUris,
+    redirect_uri: redirectUris.join("\n"),
+  };
+}
+
+/** The application with its credentials, answered once, to the client that registered it. */
+export function serializeCredentialApplication(row: ApplicationRow) {
+  return {
+    ...serializeApplication(row),
+    client_id: row.client_id,
+    client_secret: row.client_secret,
+    client_secret_expires_at: 0,
+  };
+}

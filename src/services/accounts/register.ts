@@ -1,0 +1,104 @@
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import type { ApplicationRow } from "../../db/schema.ts";
+import { Forbidden, ValidationFailed } from "../../errors.ts";
+import { isLanguageCode } from "../../text/languages.ts";
+import { loadSettings } from "../instance/settings.ts";
+import { sendConfirmation } from "./confirmation.ts";
+import { createLocalUser, type LocalUser } from "./create.ts";
+import { hasPermission } from "./roles.ts";
+import { describeDetails, validateNewUser, type ErrorCode, type ErrorDetails } from "./validation.ts";
+
+export interface RegistrationParams {
+  username: string;
+  email: string;
+  password: string;
+  agreement: boolean;
+  locale: string | undefined;
+  reason: string | undefined;
+}
+
+const REASON_MAX = 1000;
+
+function add(details: ErrorDetails, field: string, error: ErrorCode, description: string): void {
+  (details[field] ??= []).push({ error, description });
+}
+
+/** `en`, `pt-BR`, `zh-TW`: a supported language, optionally with a region. */
+export function isSupportedLocale(locale: string): boolean {
+  const match = /^([a-z]{2})(?:[-_][A-Za-z]{2,4})?$/.exec(locale);
+  return match !== null && isLanguageCode(match[1]);
+}
+
+/** Whether the e-mail's domain, or a domain above it, is on the admin's block list. */
+async function emailDomainBlocked(ctx: Ctx, domain: string): Promise<boolean> {
+  const labels = domain.toLowerCase().split(".");
+  const candidates = labels.map((_, i) => labels.slice(i).join(".")).filter((d) => d.includes(".") || d === domain.toLowerCase());
+  const row = await ctx.db.kysely.selectFrom("email_domain_blocks").select("id").where("domain", "in", candidates).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Signs up a new local user through `app` (POST /api/v1/accounts and the sign-up page): checks
+ * every parameter (422 with `details`), creates an unconfirmed user, sends the confirmation mail
+ * and tells the staff who manage users.
+ */
+export async function registerUser(ctx: Ctx, app: ApplicationRow | null, params: RegistrationParams, ip: string): Promise<LocalUser> {
+  const { values: settings } = await loadSettings(ctx.db.kysely);
+  if (settings.registrations_mode === "none") throw new Forbidden("Forbidden");
+  const approvalRequired = settings.registrations_mode === "approved";
+
+  const details = await validateNewUser(ctx.db.kysely, params, { allowReserved: false });
+  if (!params.agreement) add(details, "agreement", "ERR_ACCEPTED", "must be accepted");
+  if (params.locale && !isSupportedLocale(params.locale)) add(details, "locale", "ERR_INCLUSION", "is not included in the list");
+  const reason = params.reason?.trim() ?? "";
+  if (approvalRequired && settings.require_invite_text && reason === "") add(details, "reason", "ERR_BLANK", "can't be blank");
+  if ([...reason].length > REASON_MAX) add(details, "reason", "ERR_TOO_LONG", `is too long (maximum is ${REASON_MAX} characters)`);
+  if (!details.email) {
+    const domain = params.email.trim().split("@").pop()!.toLowerCase();
+    if (await emailDomainBlocked(ctx, domain)) add(details, "email", "ERR_BLOCKED", "is not allowed");
+    else if (!(await ctx.mailDomains.canReceiveMail(domain))) add(details, "email", "ERR_UNREACHABLE", "does not seem to exist");
+  }
+  if (Object.keys(details).length > 0) throw new ValidationFailed(describeDetails(details), { details });
+
+  const created = await createLocalUser(ctx, {
+    username: params.username,
+    email: params.email,
+    password: params.password,
+    confirmed: false,
+    approved: !approvalRequired,
+    locale: params.locale ?? null,
+    reason: reason || null,
+    signUpIp: ip,
+    createdByApplicationId: app?.id ?? null,
+  });
+  await sendConfirmation(ctx, created.user);
+  await notifyStaffOfSignUp(ctx, created.account.id);
+  return created;
+}
+
+/** Records an `admin.sign_up` notification for every local user whose role manages users. */
+async function notifyStaffOfSignUp(ctx: Ctx, accountId: string): Promise<void> {
+  const staff = await ctx.db.kysely
+    .selectFrom("users")
+    .innerJoin("user_roles", "user_roles.id", "users.role_id")
+    .select(["users.account_id", "user_roles.permissions"])
+    .where("users.disabled", "=", false)
+    .execute();
+  const receivers = staff.filter((s) => hasPermission(s, "manage_users"));
+  if (receivers.length === 0) return;
+  const now = new Date().toISOString();
+  await ctx.db.kysely
+    .insertInto("notifications")
+    .values(receivers.map((r) => ({
+      id: newId(),
+      account_id: r.account_id,
+      from_account_id: accountId,
+      type: "admin.sign_up",
+      activity_type: "Account",
+      activity_id: accountId,
+      created_at: now,
+      updated_at: now,
+    })))
+    .execute();
+}

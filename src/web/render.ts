@@ -1,0 +1,32 @@
+import type { FastifyReply } from "fastify";
+import type { Ctx } from "../context.ts";
+import { loadSettings } from "../services/instance/settings.ts";
+import { page, type SafeHtml } from "./html.ts";
+
+export interface RenderOptions {
+  title: string;
+  body: SafeHtml;
+  status?: number;
+  alert?: string;
+  notice?: string;
+}
+
+/** Sends a server-rendered page with the headers every page carries (no caching, no framing, no scripts). */
+export async function renderPage(ctx: Ctx, reply: FastifyReply, options: RenderOptions): Promise<FastifyReply> {
+  const { values } = await loadSettings(ctx.db.kysely);
+  return reply
+    .code(options.status ?? 200)
+    .header("Cache-Control", "no-store")
+    .header("X-Frame-Options", "DENY")
+    .header("X-Content-Type-Options", "nosniff")
+    .header("Referrer-Policy", "same-origin")
+    .header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
+    .type("text/html; charset=utf-8")
+    .send(page({ title: options.title, siteTitle: values.site_title, body: options.body, alert: options.alert, notice: options.notice }));
+}
+
+/** A path on this site to return to after signing in; anything else (other hosts, `//x`) falls back. */
+export function safeReturnPath(value: string | undefined, fallback = "/settings"): string {
+  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\") || value.length > 4000) return fallback;
+  return value;
+}

@@ -1,0 +1,105 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Ctx } from "../context.ts";
+import { newId } from "../db/ids.ts";
+import type { AccountRow, UserRow } from "../db/schema.ts";
+import { digest } from "../services/auth/tokens.ts";
+import { toStringParam } from "../api/params.ts";
+
+const SESSION_COOKIE = "_rookery_session";
+const CSRF_COOKIE = "_rookery_csrf";
+const SESSION_LIFETIME_S = 30 * 24 * 60 * 60;
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    try {
+      cookies[name] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      // A cookie we cannot decode is ignored.
+    }
+  }
+  return cookies;
+}
+
+function cookie(ctx: Ctx, name: string, value: string, maxAge: number | undefined): string {
+  const parts = [`${name}=${encodeURIComponent(value)}`, "Path=/", "HttpOnly", "SameSite=Lax"];
+  if (maxAge !== undefined) parts.push(`Max-Age=${maxAge}`);
+  if (ctx.config.https) parts.push("Secure");
+  return parts.join("; ");
+}
+
+function appendCookie(reply: FastifyReply, value: string): void {
+  const existing = reply.getHeader("set-cookie");
+  const list = Array.isArray(existing) ? existing : existing ? [String(existing)] : [];
+  reply.header("set-cookie", [...list, value]);
+}
+
+export interface WebUser {
+  sessionId: string;
+  user: UserRow;
+  account: AccountRow;
+}
+
+/** The signed-in user of a browser request, from its session cookie. */
+export async function currentWebUser(ctx: Ctx, req: FastifyRequest): Promise<WebUser | undefined> {
+  const value = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+  if (!value || value.length > 200) return undefined;
+  const session = await ctx.db.kysely.selectFrom("web_sessions").selectAll().where("session_digest", "=", digest(value)).executeTakeFirst();
+  if (!session || Date.parse(session.last_seen_at) + SESSION_LIFETIME_S * 1000 < Date.now()) return undefined;
+  const user = await ctx.db.kysely.selectFrom("users").selectAll().where("id", "=", session.user_id).executeTakeFirst();
+  if (!user) return undefined;
+  const account = await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "=", user.account_id).executeTakeFirstOrThrow();
+  if (Date.now() - Date.parse(session.last_seen_at) > 60 * 60 * 1000) {
+    await ctx.db.kysely.updateTable("web_sessions").set({ last_seen_at: new Date().toISOString() }).where("id", "=", session.id).execute();
+  }
+  return { sessionId: session.id, user, account };
+}
+
+/** Starts a browser session for `user` (a new session id each time, against fixation). */
+export async function startWebSession(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> {
+  const value = randomBytes(32).toString("base64url");
+  const now = new Date().toISOString();
+  await ctx.db.kysely
+    .insertInto("web_sessions")
+    .values({
+      id: newId(),
+      session_digest: digest(value),
+      user_id: user.id,
+      ip: req.ip,
+      user_agent: String(req.headers["user-agent"] ?? "").slice(0, 500),
+      created_at: now,
+      last_seen_at: now,
+    })
+    .execute();
+  await ctx.db.kysely.updateTable("users").set((eb) => ({ last_sign_in_at: eb.ref("current_sign_in_at"), current_sign_in_at: now })).where("id", "=", user.id).execute();
+  appendCookie(reply, cookie(ctx, SESSION_COOKIE, value, SESSION_LIFETIME_S));
+}
+
+export async function endWebSession(ctx: Ctx, reply: FastifyReply, session: WebUser | undefined): Promise<void> {
+  if (session) await ctx.db.kysely.deleteFrom("web_sessions").where("id", "=", session.sessionId).execute();
+  appendCookie(reply, cookie(ctx, SESSION_COOKIE, "", 0));
+}
+
+/**
+ * The CSRF token of this browser (double-submit: an HttpOnly cookie and a hidden form field that
+ * must match). Created on first use.
+ */
+export function csrfToken(ctx: Ctx, req: FastifyRequest, reply: FastifyReply): string {
+  const existing = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+  if (existing && /^[\w-]{43}$/.test(existing)) return existing;
+  const token = randomBytes(32).toString("base64url");
+  appendCookie(reply, cookie(ctx, CSRF_COOKIE, token, undefined));
+  return token;
+}
+
+/** Whether a form post carries the CSRF token of its browser. */
+export function csrfValid(req: FastifyRequest): boolean {
+  const expected = parseCookies(req.headers.cookie)[CSRF_COOKIE];
+  const given = toStringParam(req.input.authenticity_token);
+  if (!expected || !given || expected.length !== given.length) return false;
+  return timingSafeEqual(Buffer.from(expected), Buffer.from(given));
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { Ctx } from "./context.ts";
 import { registerAuth } from "./api/auth.ts";
 import { registerBodyParsing } from "./api/body.ts";
@@ -9,6 +9,7 @@ import healthRoutes from "./api/health.ts";
 import accountRoutes from "./api/v1/accounts.ts";
 import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
+import profileRoutes from "./api/v1/profile.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -20,6 +21,7 @@ import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
 import webAuthRoutes from "./web/auth.ts";
 import webOauthRoutes from "./web/oauth.ts";
 import webSettingsRoutes from "./web/settings.ts";
+import mediaFileRoutes from "./web/media_files.ts";
 
 export interface AppOptions {
   /** Largest request body accepted outside multipart uploads, in bytes. */
@@ -38,6 +40,7 @@ const ROUTES: RouteModule[] = [
   accountRoutes,
   appRoutes,
   emailRoutes,
+  profileRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,
@@ -45,6 +48,7 @@ const ROUTES: RouteModule[] = [
   webAuthRoutes,
   webOauthRoutes,
   webSettingsRoutes,
+  mediaFileRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */
@@ -61,8 +65,8 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
       return typeof given === "string" && /^[\w-]{1,100}$/.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
-    // One line per request (below) instead of Fastify's two.
-    disableRequestLogging: true,
+    // One line per request (the onResponse hook below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
     connectionTimeout: 60_000,
     requestTimeout: 120_000,

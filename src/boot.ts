@@ -5,6 +5,7 @@ import { openDatabase } from "./db/connect.ts";
 import { migrateToLatest } from "./db/migrate.ts";
 import { JobQueue } from "./jobs/queue.ts";
 import { MemoryRateLimitStore } from "./api/rate_limit.ts";
+import { FileSystemStorage } from "./media/storage.ts";
 import { acceptAllMailDomains, dnsMailDomainChecker } from "./services/mail/domains.ts";
 import { registerJobHandlers } from "./jobs/handlers.ts";
 
@@ -46,6 +47,7 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     log,
     rateLimits: new MemoryRateLimitStore(),
     mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
+    media: new FileSystemStorage(config.mediaDir),
   };
   registerJobHandlers(ctx);
   return ctx;

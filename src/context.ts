@@ -4,6 +4,7 @@ import type { Db } from "./db/connect.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import type { RateLimitStore } from "./api/rate_limit.ts";
 import type { MailDomainChecker } from "./services/mail/domains.ts";
+import type { MediaStorage } from "./media/storage.ts";
 
 /** Everything a service needs, passed explicitly: configuration, database, jobs, logger, rate-limit counters, the e-mail domain check. */
 export interface Ctx {
@@ -14,4 +15,6 @@ export interface Ctx {
   rateLimits: RateLimitStore;
   /** Whether an e-mail domain can receive mail (sign-up's ERR_UNREACHABLE); injectable in tests. */
   mailDomains: MailDomainChecker;
+  /** Uploaded files (avatars, headers, attachments, emoji). */
+  media: MediaStorage;
 }

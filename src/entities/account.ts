@@ -61,7 +61,10 @@ export interface CredentialAccount extends Account {
 
 interface StoredField {
   name: string;
+  /** Plain text for local accounts, HTML for remote ones. */
   value: string;
+  /** Local accounts: the value rendered to HTML when it was saved. */
+  value_html?: string;
   verified_at?: string | null;
 }
 
@@ -96,8 +99,8 @@ export function accountUrl(ctx: Ctx, row: Pick<AccountRow, "username" | "domain"
 }
 
 function renderField(row: AccountRow, field: StoredField): AccountField {
-  // Remote values arrive as sanitized HTML; local ones are plain text.
-  const value = row.domain ? field.value : escapeHtml(field.value);
+  // Remote values arrive as sanitized HTML; local ones were rendered when saved.
+  const value = row.domain ? field.value : (field.value_html ?? escapeHtml(field.value));
   return { name: field.name, value, verified_at: field.verified_at ?? null };
 }
 

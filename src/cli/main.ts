@@ -6,10 +6,22 @@ import { ROOKERY_VERSION } from "../version.ts";
 import { accountsCreate, accountsModify } from "./accounts.ts";
 import { helpText, parseCommandArgs, UsageError, type Command, type Output } from "./command.ts";
 import { dbMigrate } from "./db.ts";
+import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
 import { settingsGet, settingsList, settingsSet } from "./settings.ts";
 import { tokensCreate } from "./tokens.ts";
 
-export const COMMANDS: readonly Command[] = [accountsCreate, accountsModify, tokensCreate, settingsList, settingsGet, settingsSet, dbMigrate];
+export const COMMANDS: readonly Command[] = [
+  accountsCreate,
+  accountsModify,
+  tokensCreate,
+  settingsList,
+  settingsGet,
+  settingsSet,
+  emailDomainBlocksList,
+  emailDomainBlocksAdd,
+  emailDomainBlocksRemove,
+  dbMigrate,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(" ").length));

@@ -20,6 +20,7 @@ import type { AccountRow, ApplicationRow, UserRow } from "../src/db/schema.ts";
 import { JobQueue } from "../src/jobs/queue.ts";
 import { MemoryRateLimitStore } from "../src/api/rate_limit.ts";
 import type { MailDomainChecker } from "../src/services/mail/domains.ts";
+import { FileSystemStorage } from "../src/media/storage.ts";
 import { registerJobHandlers } from "../src/jobs/handlers.ts";
 import { createLocalUser } from "../src/services/accounts/create.ts";
 import { findRoleByName } from "../src/services/accounts/roles.ts";
@@ -63,7 +64,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
   const db = await openDatabase(config.databaseUrl, { schema, poolSize: 4 });
   await migrateToLatest(db);
   const jobs = new JobQueue(db, log);
-  const ctx: Ctx = { config, db, jobs, log, rateLimits: new MemoryRateLimitStore(), mailDomains: TEST_MAIL_DOMAINS };
+  const ctx: Ctx = { config, db, jobs, log, rateLimits: new MemoryRateLimitStore(), mailDomains: TEST_MAIL_DOMAINS, media: new FileSystemStorage(config.mediaDir) };
   registerJobHandlers(ctx);
   const app = await buildApp(ctx);
   await options.routes?.(app, ctx);

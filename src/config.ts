@@ -122,7 +122,7 @@ function parseDatabaseUrl(raw: string): string {
     }
     return raw;
   }
-  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.replace(/:[^:@/]*@/, ":***@")}"`);
+  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.replace(/\/\/[^@/]*@/, "//***@")}"`);
 }
 
 function parseSmtp(env: Env, localDomain: string): SmtpConfig | undefined {

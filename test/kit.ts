@@ -62,7 +62,20 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
   });
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const db = await openDatabase(config.databaseUrl, { schema, poolSize: 4 });
-  await migrateToLatest(db);
+  const dropSchema = async () => {
+    if (!schema || !pgUrl) return;
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  };
+  try {
+    await migrateToLatest(db);
+  } catch (error) {
+    await db.close();
+    await dropSchema();
+    throw error;
+  }
   const jobs = new JobQueue(db, log);
   const ctx: Ctx = { config, db, jobs, log, rateLimits: new MemoryRateLimitStore(), mailDomains: TEST_MAIL_DOMAINS, media: new FileSystemStorage(config.mediaDir) };
   registerJobHandlers(ctx);
@@ -77,12 +90,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
       await app.close();
       await jobs.stop();
       await db.close();
-      if (schema && pgUrl) {
-        const client = new pg.Client({ connectionString: pgUrl });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await client.end();
-      }
+      await dropSchema();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -10,6 +10,8 @@ export type { Engine };
 export interface Db {
   kysely: Kysely<Database>;
   engine: Engine;
+  /** PostgreSQL: the schema the tables live in (migration bookkeeping stays in it too). */
+  schema?: string;
   /** Number of queries run so far (tests use it to prove batching). */
   readonly queryCount: number;
   close(): Promise<void>;
@@ -66,18 +68,24 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   });
   // A dropped idle connection (database restart) must not crash the process; the pool replaces it.
   pool.on("error", () => {});
-  if (options.schema) {
+  let schema: string;
+  try {
     const client = await pool.connect();
     try {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replace(/"/g, "")}"`);
+      if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replace(/"/g, "")}"`);
+      schema = (await client.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0].schema;
     } finally {
       client.release();
     }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
   }
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
   return {
     kysely,
     engine: "postgres",
+    schema,
     get queryCount() {
       return count;
     },

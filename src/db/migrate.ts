@@ -4,10 +4,11 @@ import type { Db } from "./connect.ts";
 import { foundation } from "./migrations/0001_foundation.ts";
 import { defaultRoles } from "./migrations/0002_default_roles.ts";
 import { signIn } from "./migrations/0003_sign_in.ts";
+import { statuses } from "./migrations/0004_statuses.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn];
+export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses];
 
 /** Applies the pending migrations; returns the names applied. Throws with the failing migration's name. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
@@ -19,6 +20,8 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
+    // Without a schema Kysely looks for its bookkeeping tables in every schema of the database.
+    migrationTableSchema: db.schema,
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === "Error");

@@ -28,6 +28,11 @@ export const BOOLEAN_COLUMNS = new Set([
   "local",
   "visible_in_picker",
   "filtered",
+  "show_reblogs",
+  "notify",
+  "silent",
+  "multiple",
+  "hide_totals",
 ]);
 
 export interface AccountsTable {
@@ -192,6 +197,9 @@ export interface StatusesTable {
   replies_count: Counter;
   reblogs_count: Counter;
   favourites_count: Counter;
+  /** JSON array of media attachment IDs in display order. */
+  ordered_media_attachment_ids: string | null;
+  poll_id: string | null;
   edited_at: Timestamp | null;
   deleted_at: Timestamp | null;
   created_at: Timestamp;
@@ -270,6 +278,180 @@ export interface EmailDomainBlocksTable {
   created_at: Timestamp;
 }
 
+export interface FollowsTable {
+  id: string;
+  account_id: string;
+  target_account_id: string;
+  show_reblogs: Flag;
+  notify: Flag;
+  /** JSON array of ISO 639-1 codes, or null for all languages. */
+  languages: string | null;
+  uri: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface BlocksTable {
+  id: string;
+  account_id: string;
+  target_account_id: string;
+  uri: string | null;
+  created_at: Timestamp;
+}
+
+export interface MentionsTable {
+  id: string;
+  status_id: string;
+  account_id: string;
+  silent: Flag;
+  created_at: Timestamp;
+}
+
+export interface TagsTable {
+  id: string;
+  /** As first typed; unique case-insensitively. */
+  name: string;
+  display_name: string | null;
+  last_status_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface StatusesTagsTable {
+  status_id: string;
+  tag_id: string;
+}
+
+/** favourites, bookmarks, status_pins. */
+export interface AccountStatusTable {
+  id: string;
+  account_id: string;
+  status_id: string;
+  created_at: Timestamp;
+}
+
+export interface ConversationMutesTable {
+  id: string;
+  account_id: string;
+  conversation_id: string;
+}
+
+export interface StatusEditsTable {
+  id: string;
+  status_id: string;
+  account_id: string;
+  text: string;
+  content: string;
+  spoiler_text: string;
+  sensitive: boolean;
+  language: string | null;
+  ordered_media_attachment_ids: string | null;
+  /** JSON array of descriptions, parallel to ordered_media_attachment_ids. */
+  media_descriptions: string | null;
+  /** JSON array of option titles, or null without a poll. */
+  poll_options: string | null;
+  created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  status_id: string | null;
+  scheduled_status_id: string | null;
+  created_at: Timestamp;
+}
+
+export type MediaType = "image" | "gifv" | "video" | "audio" | "unknown";
+export type MediaProcessing = "queued" | "in_progress" | "complete" | "failed";
+
+export interface MediaAttachmentsTable {
+  id: string;
+  account_id: string;
+  status_id: string | null;
+  scheduled_status_id: string | null;
+  type: MediaType;
+  file: string | null;
+  file_content_type: string | null;
+  file_size: number | null;
+  preview_file: string | null;
+  thumbnail_file: string | null;
+  remote_url: string | null;
+  description: string | null;
+  focus_x: number | null;
+  focus_y: number | null;
+  blurhash: string | null;
+  /** JSON: {original: {width, height, size, aspect}, small: {…}}. */
+  meta: ColumnType<string, string | undefined, string>;
+  processing: ColumnType<MediaProcessing, MediaProcessing | undefined, MediaProcessing>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PollsTable {
+  id: string;
+  account_id: string;
+  status_id: string | null;
+  expires_at: Timestamp | null;
+  /** JSON array of option titles. */
+  options: string;
+  /** JSON array of vote counts per option. */
+  cached_tallies: string;
+  multiple: Flag;
+  hide_totals: Flag;
+  votes_count: Counter;
+  voters_count: number | null;
+  /** Set by the job that ends the poll (notifications go out once). */
+  closed_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PollVotesTable {
+  id: string;
+  poll_id: string;
+  account_id: string;
+  choice: number;
+  created_at: Timestamp;
+}
+
+export interface ScheduledStatusesTable {
+  id: string;
+  account_id: string;
+  scheduled_at: Timestamp;
+  /** JSON of the creation parameters. */
+  params: string;
+  created_at: Timestamp;
+}
+
+export interface PreviewCardsTable {
+  id: string;
+  url: string;
+  title: ColumnType<string, string | undefined, string>;
+  description: ColumnType<string, string | undefined, string>;
+  type: ColumnType<string, string | undefined, string>;
+  author_name: ColumnType<string, string | undefined, string>;
+  author_url: ColumnType<string, string | undefined, string>;
+  provider_name: ColumnType<string, string | undefined, string>;
+  provider_url: ColumnType<string, string | undefined, string>;
+  html: ColumnType<string, string | undefined, string>;
+  width: Counter;
+  height: Counter;
+  image_file: string | null;
+  image_description: ColumnType<string, string | undefined, string>;
+  embed_url: ColumnType<string, string | undefined, string>;
+  blurhash: string | null;
+  language: string | null;
+  published_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PreviewCardsStatusesTable {
+  status_id: string;
+  preview_card_id: string;
+  url: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -285,6 +467,23 @@ export interface Database {
   web_sessions: WebSessionsTable;
   notifications: NotificationsTable;
   email_domain_blocks: EmailDomainBlocksTable;
+  follows: FollowsTable;
+  blocks: BlocksTable;
+  mentions: MentionsTable;
+  tags: TagsTable;
+  statuses_tags: StatusesTagsTable;
+  favourites: AccountStatusTable;
+  bookmarks: AccountStatusTable;
+  status_pins: AccountStatusTable;
+  conversation_mutes: ConversationMutesTable;
+  status_edits: StatusEditsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  media_attachments: MediaAttachmentsTable;
+  polls: PollsTable;
+  poll_votes: PollVotesTable;
+  scheduled_statuses: ScheduledStatusesTable;
+  preview_cards: PreviewCardsTable;
+  preview_cards_statuses: PreviewCardsStatusesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -298,5 +497,11 @@ export type AccessTokenRow = Selectable<OauthAccessTokensTable>;
 export type StatusRow = Selectable<StatusesTable>;
 export type CustomEmojiRow = Selectable<CustomEmojisTable>;
 export type JobRow = Selectable<JobsTable>;
+export type MediaAttachmentRow = Selectable<MediaAttachmentsTable>;
+export type PollRow = Selectable<PollsTable>;
+export type ScheduledStatusRow = Selectable<ScheduledStatusesTable>;
+export type PreviewCardRow = Selectable<PreviewCardsTable>;
+export type TagRow = Selectable<TagsTable>;
+export type StatusEditRow = Selectable<StatusEditsTable>;
 export type WebSessionRow = Selectable<WebSessionsTable>;
 export type NotificationRow = Selectable<NotificationsTable>;

@@ -10,6 +10,7 @@ import accountRoutes from "./api/v1/accounts.ts";
 import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
 import profileRoutes from "./api/v1/profile.ts";
+import statusRoutes from "./api/v1/statuses.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -41,6 +42,7 @@ const ROUTES: RouteModule[] = [
   appRoutes,
   emailRoutes,
   profileRoutes,
+  statusRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,

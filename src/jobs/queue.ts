@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Db } from "../db/connect.ts";
 import { newId } from "../db/ids.ts";
-import type { JobRow } from "../db/schema.ts";
+import type { Kysely } from "kysely";
+import type { Database, JobRow } from "../db/schema.ts";
 
 export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
 
@@ -61,9 +62,18 @@ export class JobQueue {
   }
 
   async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
+    const id = await this.enqueueWith(this.#db.kysely, name, payload, options);
+    for (const wake of this.#wake.splice(0)) wake();
+    return id;
+  }
+
+  /**
+   * Enqueues inside a transaction, so the job exists exactly when the work that caused it was
+   * committed. Workers find it on their next poll.
+   */
+  async enqueueWith(db: Kysely<Database>, name: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
     const id = newId();
-    const now = new Date().toISOString();
-    await this.#db.kysely
+    await db
       .insertInto("jobs")
       .values({
         id,
@@ -71,10 +81,9 @@ export class JobQueue {
         payload: JSON.stringify(payload ?? null),
         run_at: (options.runAt ?? new Date()).toISOString(),
         max_attempts: options.maxAttempts ?? 5,
-        created_at: now,
+        created_at: new Date().toISOString(),
       })
       .execute();
-    for (const wake of this.#wake.splice(0)) wake();
     return id;
   }
 

@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Ctx } from "../../context.ts";
+import { serializeStatus, serializeStatuses } from "../../entities/status.ts";
+import { createStatus, findIdempotent, type CreateStatusParams } from "../../services/statuses/create.ts";
+import { ANONYMOUS_CONTEXT, SIGNED_IN_CONTEXT, statusContext } from "../../services/statuses/context.ts";
+import { deleteStatus } from "../../services/statuses/delete.ts";
+import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/statuses/find.ts";
+import { userOf } from "../auth.ts";
+import { toBoolean, toId, toInteger, toObject, toStringArray, toStringParam, type ParamObject } from "../params.ts";
+
+/** The poll of a create or edit request, when `poll[options]` or `poll[expires_in]` is given. */
+export function pollParams(input: ParamObject): CreateStatusParams["poll"] {
+  const poll = toObject(input.poll);
+  if (!poll || (poll.options === undefined && poll.expires_in === undefined)) return undefined;
+  return {
+    options: toStringArray(poll.options),
+    expiresIn: toInteger(poll.expires_in),
+    multiple: toBoolean(poll.multiple) ?? false,
+    hideTotals: toBoolean(poll.hide_totals) ?? false,
+  };
+}
+
+export function createParams(input: ParamObject): CreateStatusParams {
+  const replyTo = toStringParam(input.in_reply_to_id);
+  return {
+    text: toStringParam(input.status) ?? "",
+    mediaIds: toStringArray(input.media_ids),
+    poll: pollParams(input),
+    // A reply target that is not an ID cannot exist; "0" stands in so the lookup answers 404.
+    inReplyToId: replyTo ? (toId(replyTo) ?? "0") : undefined,
+    sensitive: toBoolean(input.sensitive),
+    spoilerText: toStringParam(input.spoiler_text) ?? "",
+    visibility: toStringParam(input.visibility),
+    language: toStringParam(input.language),
+  };
+}
+
+function idempotencyKey(req: FastifyRequest): string | undefined {
+  const key = req.headers["idempotency-key"];
+  return typeof key === "string" && key.length > 0 && key.length <= 200 ? key : undefined;
+}
+
+export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
+  const readStatuses = app.auth({ optional: true, scopes: ["read:statuses"] });
+
+  app.post("/api/v1/statuses", { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) }, async (req) => {
+    const viewer = userOf(req);
+    const key = idempotencyKey(req);
+    const author = { account: viewer.account, user: viewer.user, applicationId: viewer.applicationId };
+    const earlier = await findIdempotent(ctx.db.kysely, viewer.account.id, key);
+    if (earlier?.statusId) {
+      const row = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", earlier.statusId).executeTakeFirst();
+      if (row) return serializeStatus(ctx, row, viewer.account);
+    }
+    let status;
+    try {
+      status = await createStatus(ctx, author, createParams(req.input), key);
+    } catch (error) {
+      // Two requests with one key at once: the loser answers with the winner's status.
+      const winner = await findIdempotent(ctx.db.kysely, viewer.account.id, key);
+      const row = winner?.statusId ? await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", winner.statusId).executeTakeFirst() : undefined;
+      if (!row) throw error;
+      status = row;
+    }
+    return serializeStatus(ctx, status, viewer.account);
+  });
+
+  app.get("/api/v1/statuses", { preHandler: readStatuses }, async (req) => {
+    const ids = toStringArray(req.input.id).map((id) => toId(id)).filter((id): id is string => !!id).slice(0, 40);
+    const viewer = req.viewer?.account ?? undefined;
+    return serializeStatuses(ctx, await findVisibleStatuses(ctx, ids, viewer?.id), viewer);
+  });
+
+  app.get("/api/v1/statuses/:id", { preHandler: readStatuses }, async (req) => {
+    const viewer = req.viewer?.account ?? undefined;
+    const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
+    return serializeStatus(ctx, status, viewer);
+  });
+
+  app.get("/api/v1/statuses/:id/context", { preHandler: readStatuses }, async (req) => {
+    const viewer = req.viewer?.account ?? undefined;
+    const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
+    const { ancestors, descendants } = await statusContext(ctx, status, viewer?.id, viewer ? SIGNED_IN_CONTEXT : ANONYMOUS_CONTEXT);
+    const serialized = await serializeStatuses(ctx, [...ancestors, ...descendants], viewer);
+    return { ancestors: serialized.slice(0, ancestors.length), descendants: serialized.slice(ancestors.length) };
+  });
+
+  app.delete(
+    "/api/v1/statuses/:id",
+    { preHandler: app.auth({ scopes: ["write:statuses"], user: true }), config: { throttles: ["status_deletion"] } },
+    async (req) => {
+      const viewer = userOf(req);
+      const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);
+      // Serialized first: the answer carries the source text, media and poll for redrafting.
+      const answer = await serializeStatus(ctx, status, viewer.account, { withSourceText: true });
+      await deleteStatus(ctx, status);
+      return answer;
+    },
+  );
+
+}

@@ -1,0 +1,82 @@
+import type { Kysely } from "kysely";
+import type { Database, MediaAttachmentRow } from "../../db/schema.ts";
+import { Unprocessable, ValidationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { countedLength, graphemeLength } from "../../text/entities.ts";
+import { isLanguageCode } from "../../text/languages.ts";
+
+export const VISIBILITIES = ["public", "unlisted", "private", "direct"] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
+export interface PollParams {
+  options: string[];
+  expiresIn: number | undefined;
+  multiple: boolean;
+  hideTotals: boolean;
+}
+
+/** The text parts of a status as the author sent them. */
+export interface StatusContent {
+  text: string;
+  spoilerText: string;
+  mediaIds: string[];
+  poll: PollParams | undefined;
+}
+
+/** Text, CW, media and poll rules shared by create, edit and scheduling. */
+export function checkContent(content: StatusContent): void {
+  if (content.poll && content.mediaIds.length > 0) throw new ValidationFailed("Poll cannot be combined with media attachments");
+  if (content.text.trim() === "" && content.mediaIds.length === 0) throw new ValidationFailed("Text can't be blank");
+  if (countedLength(content.spoilerText + content.text, LIMITS.statuses.charactersReservedPerUrl) > LIMITS.statuses.maxCharacters) {
+    throw new ValidationFailed(`Text character limit of ${LIMITS.statuses.maxCharacters} exceeded`);
+  }
+  if (content.mediaIds.length > LIMITS.statuses.maxMediaAttachments) throw new Unprocessable(`Cannot attach more than ${LIMITS.statuses.maxMediaAttachments} files`);
+  if (content.poll) checkPoll(content.poll);
+}
+
+export function checkPoll(poll: PollParams): void {
+  const { maxOptions, maxCharactersPerOption, minExpiration, maxExpiration } = LIMITS.polls;
+  const problems: string[] = [];
+  if (poll.options.length < 2) problems.push("Poll options must have more than one item");
+  if (poll.options.length > maxOptions) problems.push(`Poll options can't contain more than ${maxOptions} items`);
+  if (poll.options.some((o) => o.trim() === "")) problems.push("Poll options can't be blank");
+  if (poll.options.some((o) => graphemeLength(o) > maxCharactersPerOption)) problems.push(`Poll options cannot be longer than ${maxCharactersPerOption} characters each`);
+  if (new Set(poll.options.map((o) => o.trim())).size !== poll.options.length) problems.push("Poll options contain duplicate items");
+  if (poll.expiresIn === undefined) problems.push("Poll expires at can't be blank");
+  else if (poll.expiresIn < minExpiration) problems.push("Poll expires at is too soon");
+  else if (poll.expiresIn > maxExpiration) problems.push("Poll expires at is too far into the future");
+  if (problems.length > 0) throw new ValidationFailed(problems);
+}
+
+export function checkVisibility(value: string | undefined): Visibility | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!(VISIBILITIES as readonly string[]).includes(value)) throw new ValidationFailed("Visibility is not included in the list");
+  return value as Visibility;
+}
+
+/** A language code Mastodon would keep (`en`, `pt-BR` → `pt`); anything else is dropped. */
+export function normalizeLanguage(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const code = value.trim().toLowerCase().split(/[-_]/)[0];
+  return isLanguageCode(code) ? code : undefined;
+}
+
+/**
+ * The author's media for a new or edited status: all must exist, belong to the author, be free
+ * (or already on `statusId`) and be processed; video/audio cannot be mixed with other files.
+ */
+export async function loadAttachableMedia(db: Kysely<Database>, accountId: string, ids: readonly string[], statusId?: string): Promise<MediaAttachmentRow[]> {
+  if (ids.length === 0) return [];
+  const unique = [...new Set(ids)];
+  const rows = await db.selectFrom("media_attachments").selectAll().where("id", "in", unique).where("account_id", "=", accountId).execute();
+  const usable = rows.filter((r) => r.scheduled_status_id === null && (r.status_id === null || r.status_id === statusId));
+  if (usable.length !== unique.length) {
+    const missing = unique.filter((id) => !usable.some((r) => r.id === id));
+    throw new Unprocessable(`Media ${missing.join(", ")} not found or already attached to another post`);
+  }
+  if (usable.some((r) => r.processing !== "complete")) throw new Unprocessable("Cannot attach files that have not finished processing. Try again in a moment!");
+  const moving = usable.filter((r) => r.type === "video" || r.type === "gifv" || r.type === "audio");
+  if (moving.length > 0 && usable.length > 1) throw new Unprocessable("Cannot attach a video to a post that already contains images");
+  const byId = new Map(usable.map((r) => [r.id, r]));
+  return unique.map((id) => byId.get(id)!);
+}

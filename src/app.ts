@@ -11,6 +11,9 @@ import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
 import profileRoutes from "./api/v1/profile.ts";
 import statusRoutes from "./api/v1/statuses.ts";
+import statusActionRoutes from "./api/v1/status_actions.ts";
+import bookmarkRoutes from "./api/v1/bookmarks.ts";
+import pollRoutes from "./api/v1/polls.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -43,6 +46,9 @@ const ROUTES: RouteModule[] = [
   emailRoutes,
   profileRoutes,
   statusRoutes,
+  statusActionRoutes,
+  bookmarkRoutes,
+  pollRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,

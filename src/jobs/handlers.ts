@@ -1,6 +1,7 @@
 import type { Ctx } from "../context.ts";
 import { pruneExpiredRecords } from "../services/maintenance.ts";
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
+import { closePoll } from "../services/polls/vote.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -15,4 +16,7 @@ export function registerJobHandlers(ctx: Ctx): void {
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
   ctx.jobs.register("mail.deliver", (payload) => deliverMail(ctx, payload as MailMessage));
+  ctx.jobs.register("polls.close", async (payload) => {
+    await closePoll(ctx, (payload as { pollId: string }).pollId);
+  });
 }

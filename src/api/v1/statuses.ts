@@ -4,6 +4,9 @@ import { serializeStatus, serializeStatuses } from "../../entities/status.ts";
 import { createStatus, findIdempotent, type CreateStatusParams } from "../../services/statuses/create.ts";
 import { ANONYMOUS_CONTEXT, SIGNED_IN_CONTEXT, statusContext } from "../../services/statuses/context.ts";
 import { deleteStatus } from "../../services/statuses/delete.ts";
+import { editStatus } from "../../services/statuses/edit.ts";
+import { serializeStatusHistory } from "../../entities/status_edit.ts";
+import { NotFound } from "../../errors.ts";
 import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/statuses/find.ts";
 import { userOf } from "../auth.ts";
 import { toBoolean, toId, toInteger, toObject, toStringArray, toStringParam, type ParamObject } from "../params.ts";
@@ -83,6 +86,40 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
     const { ancestors, descendants } = await statusContext(ctx, status, viewer?.id, viewer ? SIGNED_IN_CONTEXT : ANONYMOUS_CONTEXT);
     const serialized = await serializeStatuses(ctx, [...ancestors, ...descendants], viewer);
     return { ancestors: serialized.slice(0, ancestors.length), descendants: serialized.slice(ancestors.length) };
+  });
+
+  app.put("/api/v1/statuses/:id", { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) }, async (req) => {
+    const viewer = userOf(req);
+    const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);
+    if (status.reblog_of_id) throw new NotFound();
+    const input = req.input;
+    const attributes = Array.isArray(input.media_attributes) ? input.media_attributes : Object.values(toObject(input.media_attributes) ?? {});
+    const updated = await editStatus(ctx, status, {
+      text: toStringParam(input.status),
+      spoilerText: toStringParam(input.spoiler_text),
+      sensitive: toBoolean(input.sensitive),
+      language: toStringParam(input.language),
+      mediaIds: input.media_ids === undefined ? undefined : toStringArray(input.media_ids),
+      mediaAttributes: attributes.map((entry) => {
+        const a = toObject(entry) ?? {};
+        return { id: toStringParam(a.id) ?? "", description: toStringParam(a.description), focus: toStringParam(a.focus) };
+      }),
+      poll: pollParams(input),
+    });
+    return serializeStatus(ctx, updated, viewer.account);
+  });
+
+  app.get("/api/v1/statuses/:id/history", { preHandler: readStatuses }, async (req) => {
+    const viewer = req.viewer?.account ?? undefined;
+    const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
+    const edits = await ctx.db.kysely.selectFrom("status_edits").selectAll().where("status_id", "=", status.id).orderBy("id").execute();
+    return serializeStatusHistory(ctx, status, edits);
+  });
+
+  app.get("/api/v1/statuses/:id/source", { preHandler: app.auth({ scopes: ["read:statuses"], user: true }) }, async (req) => {
+    const viewer = userOf(req);
+    const status = await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id);
+    return { id: status.id, text: status.text, spoiler_text: status.spoiler_text };
   });
 
   app.delete(

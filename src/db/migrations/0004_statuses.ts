@@ -56,6 +56,8 @@ async function createStatusParts(db: AnyDb, t: ColumnTypes): Promise<void> {
   await db.schema.alterTable("statuses").addColumn("ordered_media_attachment_ids", "text").execute();
   await db.schema.alterTable("statuses").addColumn("poll_id", t.id).execute();
   await db.schema.createIndex("index_statuses_on_conversation_id").on("statuses").column("conversation_id").execute();
+  // One boost per account and status.
+  await sql`CREATE UNIQUE INDEX index_statuses_on_account_id_and_reblog_of_id ON statuses (account_id, reblog_of_id) WHERE reblog_of_id IS NOT NULL`.execute(db);
 
   let mentions = db.schema
     .createTable("mentions")

@@ -1,0 +1,162 @@
+import type { Kysely } from "kysely";
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import type { Database, MediaAttachmentRow, StatusRow } from "../../db/schema.ts";
+import { ValidationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { formatText } from "../../text/format.ts";
+import { pollOptions } from "../../entities/poll.ts";
+import { insertPoll } from "../polls/create.ts";
+import { tagStatus, upsertTags } from "./tags.ts";
+import { checkContent, loadAttachableMedia, normalizeLanguage, type PollParams } from "./validate.ts";
+
+export interface MediaAttribute {
+  id: string;
+  description?: string;
+  focus?: string;
+}
+
+export interface EditStatusParams {
+  text?: string;
+  spoilerText?: string;
+  sensitive?: boolean;
+  language?: string;
+  /** Absent: keep the media; given (even empty): the new list. */
+  mediaIds?: string[];
+  mediaAttributes: MediaAttribute[];
+  /** Absent: keep the poll. */
+  poll?: PollParams;
+}
+
+function mediaOrder(status: StatusRow): string[] {
+  return status.ordered_media_attachment_ids ? (JSON.parse(status.ordered_media_attachment_ids) as string[]) : [];
+}
+
+/** Parses `x,y` focus coordinates, each between -1 and 1. */
+export function parseFocus(value: string | undefined): { x: number; y: number } | undefined {
+  if (value === undefined || value === "") return undefined;
+  const [x, y] = value.split(",").map((v) => Number(v.trim()));
+  if (!Number.isFinite(x) || !Number.isFinite(y) || Math.abs(x) > 1 || Math.abs(y) > 1) throw new ValidationFailed("Focus must be two numbers between -1.0 and 1.0, separated by a comma");
+  return { x, y };
+}
+
+/** A snapshot of the status as it reads now, for the edit history. */
+async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Promise<void> {
+  const order = mediaOrder(status);
+  const media = order.length ? await db.selectFrom("media_attachments").select(["id", "description"]).where("id", "in", order).execute() : [];
+  const poll = status.poll_id ? await db.selectFrom("polls").select("options").where("id", "=", status.poll_id).executeTakeFirst() : undefined;
+  await db
+    .insertInto("status_edits")
+    .values({
+      id: newId(),
+      status_id: status.id,
+      account_id: status.account_id,
+      text: status.text,
+      content: status.content,
+      spoiler_text: status.spoiler_text,
+      sensitive: status.sensitive,
+      language: status.language,
+      ordered_media_attachment_ids: order.length ? JSON.stringify(order) : null,
+      media_descriptions: order.length ? JSON.stringify(order.map((id) => media.find((m) => m.id === id)?.description ?? null)) : null,
+      poll_options: poll ? poll.options : null,
+      created_at: at,
+    })
+    .execute();
+}
+
+function samePoll(current: string[] | undefined, next: PollParams | undefined): boolean {
+  if (!next) return true;
+  return current !== undefined && current.length === next.options.length && current.every((o, i) => o === next.options[i].trim());
+}
+
+/**
+ * Edits an own status: text, warning, sensitivity, language, media (order, descriptions, focus)
+ * and poll. Changing the poll's options resets its votes. The first edit keeps the original
+ * version in the history; every edit adds the new one. Nothing is stored when a rule fails.
+ */
+export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatusParams): Promise<StatusRow> {
+  const db = ctx.db.kysely;
+  const text = params.text ?? status.text;
+  const spoilerText = params.spoilerText ?? status.spoiler_text;
+  const mediaIds = params.mediaIds ?? mediaOrder(status);
+  const currentPoll = status.poll_id ? await db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst() : undefined;
+  // An edit follows the rules of a new post (text or media, length, poll limits).
+  checkContent({ text, spoilerText, mediaIds, poll: params.poll });
+  const media = await loadAttachableMedia(db, status.account_id, mediaIds, status.id);
+  const focusById = new Map(params.mediaAttributes.map((a) => [a.id, parseFocus(a.focus)]));
+  for (const attribute of params.mediaAttributes) {
+    if (!media.some((m) => m.id === attribute.id)) throw new ValidationFailed(`Media ${attribute.id} is not attached to this post`);
+    if (attribute.description !== undefined && [...attribute.description].length > LIMITS.media.descriptionLimit) {
+      throw new ValidationFailed(`Description is too long (maximum is ${LIMITS.media.descriptionLimit} characters)`);
+    }
+  }
+  const formatted = await formatText(ctx, text, { multiline: true });
+  const now = new Date();
+  const nowIso = now.toISOString();
+
+  return db.transaction().execute(async (tx) => {
+    const edits = await tx.selectFrom("status_edits").select("id").where("status_id", "=", status.id).limit(1).execute();
+    if (edits.length === 0) await snapshot(tx, status, status.created_at);
+
+    const tags = await upsertTags(tx, formatted.tags);
+    await tx.deleteFrom("statuses_tags").where("status_id", "=", status.id).execute();
+    await tagStatus(tx, status.id, tags, nowIso);
+    const existingMentions = await tx.selectFrom("mentions").select("account_id").where("status_id", "=", status.id).execute();
+    const known = new Set(existingMentions.map((m) => m.account_id));
+    const added = formatted.mentions.filter((a) => !known.has(a.id));
+    if (added.length) await tx.insertInto("mentions").values(added.map((a) => ({ id: newId(), status_id: status.id, account_id: a.id, silent: false, created_at: nowIso }))).execute();
+    const keep = new Set(formatted.mentions.map((a) => a.id));
+    const dropped = existingMentions.filter((m) => !keep.has(m.account_id)).map((m) => m.account_id);
+    // Mentions that left the text become silent: those accounts keep access to a post addressed to them.
+    if (dropped.length) await tx.updateTable("mentions").set({ silent: true }).where("status_id", "=", status.id).where("account_id", "in", dropped).execute();
+
+    const detach = mediaOrder(status).filter((id) => !mediaIds.includes(id));
+    if (detach.length) await tx.updateTable("media_attachments").set({ status_id: null, updated_at: nowIso }).where("id", "in", detach).execute();
+    for (const row of media as MediaAttachmentRow[]) {
+      const attribute = params.mediaAttributes.find((a) => a.id === row.id);
+      const focus = focusById.get(row.id);
+      await tx
+        .updateTable("media_attachments")
+        .set({
+          status_id: status.id,
+          description: attribute?.description ?? row.description,
+          focus_x: focus ? focus.x : row.focus_x,
+          focus_y: focus ? focus.y : row.focus_y,
+          updated_at: nowIso,
+        })
+        .where("id", "=", row.id)
+        .execute();
+    }
+
+    let pollId = status.poll_id;
+    const removePoll = currentPoll && (mediaIds.length > 0 || (params.poll && !samePoll(pollOptions(currentPoll), params.poll)));
+    if (removePoll) {
+      await tx.deleteFrom("polls").where("id", "=", currentPoll.id).execute();
+      pollId = null;
+    }
+    if (params.poll && (!currentPoll || removePoll)) {
+      const poll = await insertPoll(tx, status.account_id, status.id, params.poll, now);
+      pollId = poll.id;
+      await ctx.jobs.enqueueWith(tx, "polls.close", { pollId: poll.id }, { runAt: new Date(poll.expires_at!) });
+    }
+
+    const updated = await tx
+      .updateTable("statuses")
+      .set({
+        text,
+        content: formatted.html,
+        spoiler_text: spoilerText,
+        sensitive: (params.sensitive ?? status.sensitive) || spoilerText.trim() !== "",
+        language: params.language !== undefined ? (normalizeLanguage(params.language) ?? status.language) : status.language,
+        ordered_media_attachment_ids: mediaIds.length ? JSON.stringify(mediaIds) : null,
+        poll_id: pollId,
+        edited_at: nowIso,
+        updated_at: nowIso,
+      })
+      .where("id", "=", status.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await snapshot(tx, updated, nowIso);
+    return updated;
+  });
+}

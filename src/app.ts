@@ -14,6 +14,7 @@ import statusRoutes from "./api/v1/statuses.ts";
 import statusActionRoutes from "./api/v1/status_actions.ts";
 import bookmarkRoutes from "./api/v1/bookmarks.ts";
 import pollRoutes from "./api/v1/polls.ts";
+import mediaRoutes from "./api/v1/media.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -49,6 +50,7 @@ const ROUTES: RouteModule[] = [
   statusActionRoutes,
   bookmarkRoutes,
   pollRoutes,
+  mediaRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,

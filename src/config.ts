@@ -39,6 +39,18 @@ export interface Config {
   authorizedFetch: boolean;
   /** Public API endpoints require a user token (Mastodon's whitelist / limited-federation behaviour). */
   disallowUnauthenticatedApiAccess: boolean;
+  /** Translation providers; none configured means translation is off (503). */
+  translation: {
+    libreTranslateEndpoint: string | undefined;
+    libreTranslateApiKey: string | undefined;
+    deeplApiKey: string | undefined;
+    deeplPlan: "free" | "pro";
+  };
+  /**
+   * Private and loopback addresses outbound fetches (link previews, federation) may reach anyway
+   * (ALLOWED_PRIVATE_ADDRESSES, comma-separated IPs or CIDR ranges). Empty: all refused.
+   */
+  allowedPrivateAddresses: string[];
   /** Refuse sign-ups whose e-mail domain has no MX/A/AAAA record (needs outside DNS). */
   emailDomainDnsCheck: boolean;
   role: ProcessRole;
@@ -90,6 +102,22 @@ function envUrl(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
   return raw;
+}
+
+function parseAddressList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  const items = raw.split(/[,\s]+/).filter(Boolean);
+  for (const item of items) {
+    const [address, bits] = item.split("/");
+    const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(address);
+    const ipv6 = address.includes(":") && /^[0-9a-f:.]+$/i.test(address);
+    const prefix = bits === undefined ? undefined : Number(bits);
+    if ((!ipv4 && !ipv6) || (prefix !== undefined && (!Number.isInteger(prefix) || prefix < 0 || prefix > (ipv4 ? 32 : 128)))) {
+      throw new ConfigError(`${name} must list IP addresses or CIDR ranges separated by commas, got "${item}"`);
+    }
+  }
+  return items;
 }
 
 const HOST_PATTERN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::\d{1,5})?$/i;
@@ -176,6 +204,13 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     authorizedFetch: envBoolean(env, "AUTHORIZED_FETCH", false) || envBoolean(env, "SECURE_MODE", false) || limitedFederationMode,
     disallowUnauthenticatedApiAccess: envBoolean(env, "DISALLOW_UNAUTHENTICATED_API_ACCESS", false) || limitedFederationMode,
     emailDomainDnsCheck: envBoolean(env, "EMAIL_DOMAIN_DNS_CHECK", true),
+    translation: {
+      libreTranslateEndpoint: env.LIBRE_TRANSLATE_ENDPOINT?.trim() ? envUrl(env, "LIBRE_TRANSLATE_ENDPOINT", "") : undefined,
+      libreTranslateApiKey: env.LIBRE_TRANSLATE_API_KEY?.trim() || undefined,
+      deeplApiKey: env.DEEPL_API_KEY?.trim() || undefined,
+      deeplPlan: envChoice(env, "DEEPL_PLAN", ["free", "pro"] as const, env.DEEPL_API_KEY?.trim().endsWith(":fx") ? "free" : "pro"),
+    },
+    allowedPrivateAddresses: parseAddressList(env, "ALLOWED_PRIVATE_ADDRESSES"),
     role: envChoice(env, "ROOKERY_ROLE", ["all", "web", "worker"] as const, "all"),
     logLevel: envChoice(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
     shutdownTimeout: envInteger(env, "SHUTDOWN_TIMEOUT", 25, 1, 3600),

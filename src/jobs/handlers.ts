@@ -2,6 +2,7 @@ import type { Ctx } from "../context.ts";
 import { pruneExpiredRecords } from "../services/maintenance.ts";
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
+import { removeUnattachedMedia } from "../services/media/upload.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -16,6 +17,11 @@ export function registerJobHandlers(ctx: Ctx): void {
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
   ctx.jobs.register("mail.deliver", (payload) => deliverMail(ctx, payload as MailMessage));
+  ctx.jobs.register("media.cleanup", async () => {
+    const removed = await removeUnattachedMedia(ctx);
+    if (removed > 0) ctx.log.info({ removed }, "removed media never attached to a post");
+  });
+  ctx.jobs.recurring("media.cleanup", HOUR);
   ctx.jobs.register("polls.close", async (payload) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId);
   });

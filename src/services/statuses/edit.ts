@@ -7,6 +7,7 @@ import { LIMITS } from "../../limits.ts";
 import { formatText } from "../../text/format.ts";
 import { pollOptions } from "../../entities/poll.ts";
 import { insertPoll } from "../polls/create.ts";
+import { parseFocus } from "../media/focus.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
 import { checkContent, loadAttachableMedia, normalizeLanguage, type PollParams } from "./validate.ts";
 
@@ -30,14 +31,6 @@ export interface EditStatusParams {
 
 function mediaOrder(status: StatusRow): string[] {
   return status.ordered_media_attachment_ids ? (JSON.parse(status.ordered_media_attachment_ids) as string[]) : [];
-}
-
-/** Parses `x,y` focus coordinates, each between -1 and 1. */
-export function parseFocus(value: string | undefined): { x: number; y: number } | undefined {
-  if (value === undefined || value === "") return undefined;
-  const [x, y] = value.split(",").map((v) => Number(v.trim()));
-  if (!Number.isFinite(x) || !Number.isFinite(y) || Math.abs(x) > 1 || Math.abs(y) > 1) throw new ValidationFailed("Focus must be two numbers between -1.0 and 1.0, separated by a comma");
-  return { x, y };
 }
 
 /** A snapshot of the status as it reads now, for the edit history. */

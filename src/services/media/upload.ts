@@ -1,0 +1,174 @@
+import { encode as encodeBlurhash } from "blurhash";
+import sharp from "sharp";
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import type { AccountRow, MediaAttachmentRow } from "../../db/schema.ts";
+import { NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { EXTENSIONS, inspectImage, type ImageInfo } from "../../media/images.ts";
+import { randomFileName } from "../../media/storage.ts";
+import { parseFocus } from "./focus.ts";
+
+/** Mastodon's image sizes: the original at most 3840×2160 worth of pixels, the preview 640×360. Never cropped. */
+const ORIGINAL_PIXELS = 3840 * 2160;
+const SMALL_PIXELS = 640 * 360;
+
+export interface UploadParams {
+  data: Buffer;
+  description?: string;
+  focus?: string;
+}
+
+interface Dimensions {
+  width: number;
+  height: number;
+}
+
+function fitWithin(info: Dimensions, pixels: number): Dimensions {
+  const area = info.width * info.height;
+  if (area <= pixels) return { width: info.width, height: info.height };
+  const scale = Math.sqrt(pixels / area);
+  return { width: Math.max(1, Math.floor(info.width * scale)), height: Math.max(1, Math.floor(info.height * scale)) };
+}
+
+function metaOf(size: Dimensions) {
+  return { width: size.width, height: size.height, size: `${size.width}x${size.height}`, aspect: size.width / size.height };
+}
+
+async function processImage(data: Buffer, info: ImageInfo) {
+  const target = fitWithin(info, ORIGINAL_PIXELS);
+  // Re-encoding drops EXIF (location!) and applies the orientation.
+  let original = sharp(data, { animated: info.animated }).rotate();
+  if (target.width !== info.width) original = original.resize(target.width, target.height, { fit: "inside" });
+  const encoded =
+    info.format === "jpeg" ? original.jpeg({ quality: 90, mozjpeg: true })
+    : info.format === "png" ? original.png()
+    : info.format === "gif" ? original.gif()
+    : info.format === "webp" ? original.webp({ quality: 90 })
+    : original.avif({ quality: 70 });
+  const originalOut = await encoded.toBuffer({ resolveWithObject: true });
+  const originalSize = { width: originalOut.info.width, height: originalOut.info.pageHeight ?? originalOut.info.height };
+
+  const smallSize = fitWithin(originalSize, SMALL_PIXELS);
+  const small = sharp(data, { animated: false }).rotate().resize(smallSize.width, smallSize.height, { fit: "inside" });
+  const hasAlpha = (await sharp(data).metadata()).hasAlpha === true;
+  const smallOut = await (hasAlpha ? small.png() : small.jpeg({ quality: 85 })).toBuffer({ resolveWithObject: true });
+
+  const pixels = await sharp(data, { animated: false }).rotate().resize(32, 32, { fit: "inside" }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const blurhash = encodeBlurhash(new Uint8ClampedArray(pixels.data), pixels.info.width, pixels.info.height, 4, 3);
+  return {
+    original: originalOut.data,
+    small: smallOut.data,
+    smallExtension: hasAlpha ? "png" : "jpg",
+    meta: { original: metaOf(originalSize), small: metaOf({ width: smallOut.info.width, height: smallOut.info.height }) },
+    blurhash,
+  };
+}
+
+function checkDescription(description: string | undefined): void {
+  if (description !== undefined && [...description].length > LIMITS.media.descriptionLimit) {
+    throw new ValidationFailed(`Description is too long (maximum is ${LIMITS.media.descriptionLimit} characters)`);
+  }
+}
+
+/**
+ * Stores an uploaded image: identified by content, limited by the instance configuration, scaled
+ * into an original and a small preview (never cropped), described by `meta` and a blurhash.
+ * Images are processed at once, so the attachment is complete when this returns.
+ */
+export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadParams): Promise<MediaAttachmentRow> {
+  checkDescription(params.description);
+  const focus = parseFocus(params.focus);
+  if (params.data.length === 0) throw new Unprocessable("File type of uploaded media could not be verified");
+  let info: ImageInfo;
+  try {
+    info = await inspectImage(params.data, "File");
+  } catch {
+    throw new Unprocessable("File type of uploaded media could not be verified");
+  }
+  if (params.data.length > LIMITS.media.imageSizeLimit) throw new ValidationFailed(`File file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
+  if (info.width * info.height > LIMITS.media.imageMatrixLimit) throw new ValidationFailed("File dimensions are too large");
+
+  let processed;
+  try {
+    processed = await processImage(params.data, info);
+  } catch (error) {
+    ctx.log.warn({ err: error }, "media processing failed");
+    throw new Unprocessable("Error processing thumbnail for uploaded media");
+  }
+  const id = newId();
+  const folder = `media_attachments/files/${id}`;
+  const file = `${folder}/original/${randomFileName(EXTENSIONS[info.format])}`;
+  const preview = `${folder}/small/${randomFileName(processed.smallExtension)}`;
+  await ctx.media.put(file, processed.original);
+  await ctx.media.put(preview, processed.small);
+  const now = new Date().toISOString();
+  return ctx.db.kysely
+    .insertInto("media_attachments")
+    .values({
+      id,
+      account_id: account.id,
+      type: "image",
+      file,
+      file_content_type: `image/${info.format}`,
+      file_size: processed.original.length,
+      preview_file: preview,
+      description: params.description ?? null,
+      focus_x: focus?.x ?? null,
+      focus_y: focus?.y ?? null,
+      blurhash: processed.blurhash,
+      meta: JSON.stringify(processed.meta),
+      processing: "complete",
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** One of the viewer's media not yet attached to a status (GET/PUT /api/v1/media/:id), or 404. */
+export async function findOwnUnattachedMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<MediaAttachmentRow> {
+  const row = id ? await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).where("account_id", "=", account.id).executeTakeFirst() : undefined;
+  if (!row || row.status_id || row.scheduled_status_id) throw new NotFound();
+  return row;
+}
+
+export async function updateMedia(ctx: Ctx, media: MediaAttachmentRow, params: { description?: string; focus?: string }): Promise<MediaAttachmentRow> {
+  checkDescription(params.description);
+  const focus = parseFocus(params.focus);
+  return ctx.db.kysely
+    .updateTable("media_attachments")
+    .set({
+      description: params.description ?? media.description,
+      focus_x: focus ? focus.x : media.focus_x,
+      focus_y: focus ? focus.y : media.focus_y,
+      updated_at: new Date().toISOString(),
+    })
+    .where("id", "=", media.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Deletes media rows and their files. */
+export async function destroyMedia(ctx: Ctx, rows: readonly MediaAttachmentRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await ctx.db.kysely.deleteFrom("media_attachments").where("id", "in", rows.map((r) => r.id)).execute();
+  for (const row of rows) {
+    for (const key of [row.file, row.preview_file, row.thumbnail_file]) if (key) await ctx.media.delete(key);
+  }
+}
+
+/** Removes uploads never attached to a status within a day (the `media.cleanup` job). */
+export async function removeUnattachedMedia(ctx: Ctx, olderThanMs = 24 * 60 * 60 * 1000): Promise<number> {
+  const cutoff = new Date(Date.now() - olderThanMs).toISOString();
+  const rows = await ctx.db.kysely
+    .selectFrom("media_attachments")
+    .selectAll()
+    .where("status_id", "is", null)
+    .where("scheduled_status_id", "is", null)
+    .where("created_at", "<", cutoff)
+    .limit(1000)
+    .execute();
+  await destroyMedia(ctx, rows);
+  return rows.length;
+}

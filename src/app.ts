@@ -15,6 +15,7 @@ import statusActionRoutes from "./api/v1/status_actions.ts";
 import bookmarkRoutes from "./api/v1/bookmarks.ts";
 import pollRoutes from "./api/v1/polls.ts";
 import mediaRoutes from "./api/v1/media.ts";
+import scheduledStatusRoutes from "./api/v1/scheduled_statuses.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -51,6 +52,7 @@ const ROUTES: RouteModule[] = [
   bookmarkRoutes,
   pollRoutes,
   mediaRoutes,
+  scheduledStatusRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,

@@ -3,6 +3,7 @@ import { pruneExpiredRecords } from "../services/maintenance.ts";
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
+import { publishScheduledStatus } from "../services/statuses/schedule.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -22,6 +23,10 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed media never attached to a post");
   });
   ctx.jobs.recurring("media.cleanup", HOUR);
+  ctx.jobs.register("scheduled_statuses.publish", async (payload) => {
+    const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id);
+    if (outcome === "dropped") ctx.log.info({ id: (payload as { id: string }).id }, "scheduled status dropped: it no longer passes the rules");
+  });
   ctx.jobs.register("polls.close", async (payload) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId);
   });

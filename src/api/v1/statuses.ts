@@ -7,6 +7,8 @@ import { deleteStatus } from "../../services/statuses/delete.ts";
 import { editStatus } from "../../services/statuses/edit.ts";
 import { serializeStatusHistory } from "../../entities/status_edit.ts";
 import { NotFound } from "../../errors.ts";
+import { serializeScheduledStatus } from "../../entities/scheduled_status.ts";
+import { decideSchedule, scheduleStatus } from "../../services/statuses/schedule.ts";
 import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/statuses/find.ts";
 import { userOf } from "../auth.ts";
 import { toBoolean, toId, toInteger, toObject, toStringArray, toStringParam, type ParamObject } from "../params.ts";
@@ -55,9 +57,17 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
       const row = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", earlier.statusId).executeTakeFirst();
       if (row) return serializeStatus(ctx, row, viewer.account);
     }
+    if (earlier?.scheduledStatusId) {
+      const row = await ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("id", "=", earlier.scheduledStatusId).executeTakeFirst();
+      if (row) return serializeScheduledStatus(ctx, row);
+    }
+    const params = createParams(req.input);
+    const scheduledAt = toStringParam(req.input.scheduled_at);
+    const decision = scheduledAt ? decideSchedule(scheduledAt) : { kind: "now" as const };
+    if (decision.kind === "later") return serializeScheduledStatus(ctx, await scheduleStatus(ctx, author, params, decision.at, key));
     let status;
     try {
-      status = await createStatus(ctx, author, createParams(req.input), key);
+      status = await createStatus(ctx, author, params, key);
     } catch (error) {
       // Two requests with one key at once: the loser answers with the winner's status.
       const winner = await findIdempotent(ctx.db.kysely, viewer.account.id, key);

@@ -18,6 +18,8 @@ export interface Author {
 }
 
 export interface CreateStatusParams {
+  /** Publishing a scheduled status: its row is removed in the same transaction (once only). */
+  scheduledStatusId?: string;
   text: string;
   mediaIds: string[];
   poll?: PollParams;
@@ -26,6 +28,11 @@ export interface CreateStatusParams {
   spoilerText: string;
   visibility?: string;
   language?: string;
+}
+
+/** The scheduled status was published (or cancelled) by someone else first. */
+export class AlreadyPublished extends Error {
+  override name = "AlreadyPublished";
 }
 
 /** How long an Idempotency-Key returns the same status. */
@@ -81,7 +88,7 @@ export async function createStatus(ctx: Ctx, author: Author, params: CreateStatu
   let visibility: Visibility = checkVisibility(params.visibility) ?? settings.default_privacy;
   if (visibility === "public" && author.account.silenced_at) visibility = "unlisted";
   const parent = await replyTarget(ctx, author.account, params.inReplyToId);
-  const media = await loadAttachableMedia(ctx.db.kysely, author.account.id, params.mediaIds);
+  const media = await loadAttachableMedia(ctx.db.kysely, author.account.id, params.mediaIds, { scheduledStatusId: params.scheduledStatusId });
   const formatted = await formatText(ctx, text, { multiline: true });
   const sensitive = (params.sensitive ?? settings.default_sensitive) || spoilerText.trim() !== "";
   const language = normalizeLanguage(params.language) ?? settings.default_language ?? null;
@@ -90,6 +97,11 @@ export async function createStatus(ctx: Ctx, author: Author, params: CreateStatu
   const nowIso = now.toISOString();
   const id = newId(now.getTime());
   return ctx.db.kysely.transaction().execute(async (tx) => {
+    if (params.scheduledStatusId) {
+      const claimed = await tx.deleteFrom("scheduled_statuses").where("id", "=", params.scheduledStatusId).executeTakeFirst();
+      if (Number(claimed.numDeletedRows) !== 1) throw new AlreadyPublished();
+      await tx.updateTable("media_attachments").set({ scheduled_status_id: null }).where("scheduled_status_id", "=", params.scheduledStatusId).execute();
+    }
     const tags = await upsertTags(tx, formatted.tags);
     const status = await tx
       .insertInto("statuses")

@@ -75,7 +75,7 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
   const currentPoll = status.poll_id ? await db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst() : undefined;
   // An edit follows the rules of a new post (text or media, length, poll limits).
   checkContent({ text, spoilerText, mediaIds, poll: params.poll });
-  const media = await loadAttachableMedia(db, status.account_id, mediaIds, status.id);
+  const media = await loadAttachableMedia(db, status.account_id, mediaIds, { statusId: status.id });
   const focusById = new Map(params.mediaAttributes.map((a) => [a.id, parseFocus(a.focus)]));
   for (const attribute of params.mediaAttributes) {
     if (!media.some((m) => m.id === attribute.id)) throw new ValidationFailed(`Media ${attribute.id} is not attached to this post`);

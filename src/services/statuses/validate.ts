@@ -63,13 +63,20 @@ export function normalizeLanguage(value: string | undefined): string | undefined
 
 /**
  * The author's media for a new or edited status: all must exist, belong to the author, be free
- * (or already on `statusId`) and be processed; video/audio cannot be mixed with other files.
+ * (or already on the status, or held by the scheduled status being published) and be processed; video/audio cannot be mixed with other files.
  */
-export async function loadAttachableMedia(db: Kysely<Database>, accountId: string, ids: readonly string[], statusId?: string): Promise<MediaAttachmentRow[]> {
+export async function loadAttachableMedia(
+  db: Kysely<Database>,
+  accountId: string,
+  ids: readonly string[],
+  owner: { statusId?: string; scheduledStatusId?: string } = {},
+): Promise<MediaAttachmentRow[]> {
   if (ids.length === 0) return [];
   const unique = [...new Set(ids)];
   const rows = await db.selectFrom("media_attachments").selectAll().where("id", "in", unique).where("account_id", "=", accountId).execute();
-  const usable = rows.filter((r) => r.scheduled_status_id === null && (r.status_id === null || r.status_id === statusId));
+  const usable = rows.filter(
+    (r) => (r.scheduled_status_id === null || r.scheduled_status_id === owner.scheduledStatusId) && (r.status_id === null || r.status_id === owner.statusId),
+  );
   if (usable.length !== unique.length) {
     const missing = unique.filter((id) => !usable.some((r) => r.id === id));
     throw new Unprocessable(`Media ${missing.join(", ")} not found or already attached to another post`);

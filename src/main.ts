@@ -4,6 +4,13 @@ import { boot, StartupError } from "./boot.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import type { Ctx } from "./context.ts";
 
+/** Writes buffered log lines before the process ends (pino may buffer when stdout is a pipe). */
+function exitAfterFlush(ctx: Ctx, code: number): void {
+  const log = ctx.log as typeof ctx.log & { flush?: (cb?: (error?: Error) => void) => void };
+  if (typeof log.flush !== "function") process.exit(code);
+  log.flush(() => process.exit(code));
+}
+
 /** Starts the web server and/or the job workers, as ROOKERY_ROLE says; stops gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   let ctx: Ctx;
@@ -18,12 +25,32 @@ async function main(): Promise<void> {
   }
   const { config, log } = ctx;
   let app: FastifyInstance | undefined;
+  let stopping = false;
+
+  // Signals are handled from the first moment, so an early SIGTERM still shuts down cleanly.
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
+    const deadline = setTimeout(() => {
+      log.error(`shutdown took longer than ${config.shutdownTimeout}s (SHUTDOWN_TIMEOUT); exiting`);
+      exitAfterFlush(ctx, 1);
+    }, config.shutdownTimeout * 1000);
+    deadline.unref();
+    await Promise.allSettled([app?.close(), ctx.jobs.stop()]);
+    await ctx.db.close();
+    log.info("stopped");
+    exitAfterFlush(ctx, 0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
 
   if (config.role !== "worker") {
     app = await buildApp(ctx);
     try {
       await app.listen({ port: config.port, host: config.bind });
     } catch (error) {
+      if (stopping) return;
       process.stderr.write(`rookery: cannot listen on ${config.bind}:${config.port} (BIND/PORT): ${(error as Error).message}\n`);
       await ctx.db.close();
       process.exit(1);
@@ -32,28 +59,10 @@ async function main(): Promise<void> {
     const port = typeof address === "object" && address ? address.port : config.port;
     log.info({ port }, `Rookery is serving ${config.baseUrl} (listening on ${config.bind}:${port}, database ${ctx.db.engine})`);
   }
-  if (config.role !== "web") {
+  if (config.role !== "web" && !stopping) {
     await ctx.jobs.start();
-    log.info("job workers started");
+    if (!stopping) log.info("job workers started");
   }
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
-    const deadline = setTimeout(() => {
-      log.error(`shutdown took longer than ${config.shutdownTimeout}s (SHUTDOWN_TIMEOUT); exiting`);
-      process.exit(1);
-    }, config.shutdownTimeout * 1000);
-    deadline.unref();
-    await Promise.allSettled([app?.close(), ctx.jobs.stop()]);
-    await ctx.db.close();
-    log.info("stopped");
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
 }
 
 await main();

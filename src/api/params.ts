@@ -24,6 +24,26 @@ function isPlainObject(value: unknown): value is ParamObject {
 
 const KEY_HEAD = /^[[\]]*([^[\]]+)\]*/;
 
+/**
+ * JavaScript lists integer-like keys of an object in numeric order, but Rails keeps hash keys in
+ * the order they arrived (`fields_attributes[5]…` then `[2]…` fills fields in that order).
+ * Parsed hashes remember their arrival order under this symbol; `orderedValues` reads it.
+ */
+const KEY_ORDER = Symbol("keyOrder");
+
+function setKey(object: ParamObject, key: string, value: ParamValue): void {
+  const order = ((object as { [KEY_ORDER]?: string[] })[KEY_ORDER] ??= []);
+  if (!(key in object)) order.push(key);
+  object[key] = value;
+}
+
+/** The values of a parameter hash in the order its keys arrived. */
+export function orderedValues(object: ParamObject): ParamValue[] {
+  const order = (object as { [KEY_ORDER]?: string[] })[KEY_ORDER];
+  const keys = order ? [...order, ...Object.keys(object).filter((k) => !order.includes(k))] : Object.keys(object);
+  return keys.filter((k) => k in object).map((k) => object[k]);
+}
+
 /** Places one `name=value` pair into `params` the way Rack does (`a[b][]`, `a[][c]`, `a[0][c]`). */
 function normalizeParam(params: ParamObject, name: string, value: ParamValue, depth = 0): ParamObject {
   if (depth > 32) throw new BadRequest("Parameters are nested too deeply");
@@ -32,18 +52,20 @@ function normalizeParam(params: ParamObject, name: string, value: ParamValue, de
   const after = match ? name.slice(match[0].length) : "";
   if (!key) return params;
   if (after === "") {
-    params[key] = value;
+    setKey(params, key, value);
   } else if (after === "[") {
-    params[name] = value;
+    setKey(params, name, value);
   } else if (after === "[]") {
     const existing = params[key];
-    const list = Array.isArray(existing) ? existing : (params[key] = []);
+    const list: ParamValue[] = Array.isArray(existing) ? existing : [];
+    if (!Array.isArray(existing)) setKey(params, key, list);
     list.push(value);
   } else if (after.startsWith("[]")) {
     const simple = /^\[\]\[([^[\]]+)\]$/.exec(after);
     const childName = simple ? simple[1] : after.slice(2);
     const existing = params[key];
-    const list = Array.isArray(existing) ? existing : (params[key] = []);
+    const list: ParamValue[] = Array.isArray(existing) ? existing : [];
+    if (!Array.isArray(existing)) setKey(params, key, list);
     const last = list[list.length - 1];
     if (isPlainObject(last) && !hasNestedKey(last, childName)) {
       normalizeParam(last, childName, value, depth + 1);
@@ -52,8 +74,9 @@ function normalizeParam(params: ParamObject, name: string, value: ParamValue, de
     }
   } else {
     const existing = params[key];
-    const child = isPlainObject(existing) ? existing : (params[key] = {});
-    normalizeParam(child as ParamObject, after, value, depth + 1);
+    const child: ParamObject = isPlainObject(existing) ? existing : {};
+    if (!isPlainObject(existing)) setKey(params, key, child);
+    normalizeParam(child, after, value, depth + 1);
   }
   return params;
 }
@@ -146,7 +169,7 @@ export function toInteger(value: ParamValue | undefined): number | undefined {
 export function toStringArray(value: ParamValue | undefined): string[] {
   if (value === undefined || value === null || value === "") return [];
   if (Array.isArray(value)) return value.map(toStringParam).filter((v): v is string => v !== undefined);
-  if (isPlainObject(value)) return Object.values(value).map(toStringParam).filter((v): v is string => v !== undefined);
+  if (isPlainObject(value)) return orderedValues(value).map(toStringParam).filter((v): v is string => v !== undefined);
   const single = toStringParam(value);
   return single === undefined ? [] : [single];
 }

@@ -7,6 +7,7 @@ import { accountsCreate, accountsModify } from "./accounts.ts";
 import { helpText, parseCommandArgs, UsageError, type Command, type Output } from "./command.ts";
 import { dbMigrate } from "./db.ts";
 import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
+import { emojiDisable, emojiEnable, emojiImport, emojiList, emojiRemove } from "./emoji.ts";
 import { settingsGet, settingsList, settingsSet } from "./settings.ts";
 import { tokensCreate } from "./tokens.ts";
 
@@ -20,6 +21,11 @@ export const COMMANDS: readonly Command[] = [
   emailDomainBlocksList,
   emailDomainBlocksAdd,
   emailDomainBlocksRemove,
+  emojiImport,
+  emojiList,
+  emojiRemove,
+  emojiDisable,
+  emojiEnable,
   dbMigrate,
 ];
 

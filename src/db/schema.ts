@@ -237,6 +237,8 @@ export interface JobsTable {
   last_error: string | null;
   /** Set when the job used up its attempts; it stays for inspection and is not run again. */
   failed_at: Timestamp | null;
+  /** Jobs sharing a key exist once at a time (while not failed); recurring jobs use their name. */
+  unique_key: string | null;
   created_at: Timestamp;
 }
 

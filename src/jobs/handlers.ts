@@ -4,6 +4,7 @@ import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
 import { publishScheduledStatus } from "../services/statuses/schedule.ts";
+import { fetchCardForStatus } from "../services/cards/fetch.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -26,6 +27,9 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("scheduled_statuses.publish", async (payload) => {
     const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id);
     if (outcome === "dropped") ctx.log.info({ id: (payload as { id: string }).id }, "scheduled status dropped: it no longer passes the rules");
+  });
+  ctx.jobs.register("cards.fetch", async (payload) => {
+    await fetchCardForStatus(ctx, (payload as { statusId: string }).statusId);
   });
   ctx.jobs.register("polls.close", async (payload) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId);

@@ -11,6 +11,8 @@ export interface EnqueueOptions {
   /** When the job may run; now by default. */
   runAt?: Date;
   maxAttempts?: number;
+  /** Enqueue only if no live job has this key (the insert is then a no-op). */
+  uniqueKey?: string;
 }
 
 export interface WorkerOptions {
@@ -36,7 +38,7 @@ export class JobQueue {
   #running = false;
   #loops: Promise<void>[] = [];
   #wake: (() => void)[] = [];
-  #inFlight = new Set<Promise<void>>();
+  #starting: Promise<void> | undefined;
 
   constructor(db: Db, log: FastifyBaseLogger) {
     this.#db = db;
@@ -53,12 +55,9 @@ export class JobQueue {
     this.#recurring.set(name, intervalMs);
   }
 
-  /** Schedules each recurring job that has no pending run (called when workers start). */
+  /** Schedules each recurring job that has no pending run (called when workers start; safe to race). */
   async scheduleRecurring(): Promise<void> {
-    for (const name of this.#recurring.keys()) {
-      const pending = await this.#db.kysely.selectFrom("jobs").select("id").where("name", "=", name).where("failed_at", "is", null).executeTakeFirst();
-      if (!pending) await this.enqueue(name, null);
-    }
+    for (const name of this.#recurring.keys()) await this.enqueue(name, null, { uniqueKey: name });
   }
 
   async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
@@ -81,8 +80,10 @@ export class JobQueue {
         payload: JSON.stringify(payload ?? null),
         run_at: (options.runAt ?? new Date()).toISOString(),
         max_attempts: options.maxAttempts ?? 5,
+        unique_key: options.uniqueKey ?? null,
         created_at: new Date().toISOString(),
       })
+      .onConflict((oc) => oc.doNothing())
       .execute();
     return id;
   }
@@ -124,7 +125,7 @@ export class JobQueue {
       await handler(JSON.parse(job.payload), job);
       await db.deleteFrom("jobs").where("id", "=", job.id).execute();
       const interval = this.#recurring.get(job.name);
-      if (interval !== undefined) await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval) });
+      if (interval !== undefined) await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval), uniqueKey: job.name });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const exhausted = job.attempts >= job.max_attempts;
@@ -158,9 +159,18 @@ export class JobQueue {
   async start(options: WorkerOptions = {}): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    await this.scheduleRecurring();
-    const concurrency = options.concurrency ?? 2;
-    for (let i = 0; i < concurrency; i++) this.#loops.push(this.#loop(options));
+    this.#starting = (async () => {
+      await this.scheduleRecurring();
+      // stop() may have been called while the recurring jobs were scheduled.
+      if (!this.#running) return;
+      const concurrency = options.concurrency ?? 2;
+      for (let i = 0; i < concurrency; i++) this.#loops.push(this.#loop(options));
+    })();
+    try {
+      await this.#starting;
+    } finally {
+      this.#starting = undefined;
+    }
   }
 
   async #loop(options: WorkerOptions): Promise<void> {
@@ -173,12 +183,11 @@ export class JobQueue {
         this.#log.error({ err: error }, "could not claim a job");
       }
       if (job) {
-        const run = this.perform(job).catch((error) => this.#log.error({ err: error }, "could not record a job's outcome"));
-        this.#inFlight.add(run);
-        await run;
-        this.#inFlight.delete(run);
+        await this.perform(job).catch((error) => this.#log.error({ err: error }, "could not record a job's outcome"));
         continue;
       }
+      // stop() may have come while this loop was claiming; it only wakes loops already asleep.
+      if (!this.#running) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollInterval);
         this.#wake.push(() => {
@@ -192,6 +201,7 @@ export class JobQueue {
   /** Stops claiming new jobs and waits for the running ones to finish. */
   async stop(): Promise<void> {
     this.#running = false;
+    await this.#starting?.catch(() => {});
     for (const wake of this.#wake.splice(0)) wake();
     await Promise.all(this.#loops);
     this.#loops = [];

@@ -24,7 +24,8 @@ const VISIBLE_URL_LENGTH = 30;
 /** The three-span link markup: invisible scheme, visible part (with ellipsis when long), invisible rest. */
 export function linkHtml(url: string, rel = "nofollow noopener"): string {
   const href = new URL(url).href;
-  const prefix = /^(?:[a-z][a-z0-9+.-]*:\/\/(?:www\.)?|xmpp:|magnet:)/i.exec(url)?.[0] ?? "";
+  // Only these prefixes are hidden (Mastodon's URL_PREFIX_REGEX); other schemes stay visible.
+  const prefix = /^(?:https?:\/\/(?:www\.)?|xmpp:)/i.exec(url)?.[0] ?? "";
   const display = url.slice(prefix.length);
   const chars = [...display];
   const long = chars.length > VISIBLE_URL_LENGTH + 1;
@@ -46,12 +47,12 @@ function hashtagHtml(baseUrl: string, name: string): string {
   return `<a href="${escapeHtml(`${baseUrl}/tags/${encodeURIComponent(name)}`)}" class="mention hashtag" rel="tag">#<span>${escapeHtml(name)}</span></a>`;
 }
 
-/** Rails' simple_format: blank lines split paragraphs, single newlines become <br />. */
+/** Rails' simple_format: two or more newlines split paragraphs, a single newline becomes <br />. */
 function paragraphs(htmlText: string): string {
   const normalized = htmlText.replace(/\r\n?/g, "\n");
   if (normalized.trim() === "") return "";
   return normalized
-    .split(/\n\s*\n/)
+    .split(/\n\n+/)
     .map((p) => `<p>${p.replace(/^\n+|\n+$/g, "").replace(/\n/g, "<br />")}</p>`)
     .join("");
 }

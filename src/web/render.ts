@@ -25,8 +25,20 @@ export async function renderPage(ctx: Ctx, reply: FastifyReply, options: RenderO
     .send(page({ title: options.title, siteTitle: values.site_title, body: options.body, alert: options.alert, notice: options.notice }));
 }
 
-/** A path on this site to return to after signing in; anything else (other hosts, `//x`) falls back. */
+/**
+ * A path on this site to return to after signing in; anything else (other hosts, `//x`, `/\t/x`
+ * which browsers read as `//x`, control characters) falls back.
+ */
 export function safeReturnPath(value: string | undefined, fallback = "/settings"): string {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\") || value.length > 4000) return fallback;
-  return value;
+  const hasControl = [...(value ?? "")].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  if (!value || !value.startsWith("/") || value.length > 4000 || hasControl || value.includes("\\")) return fallback;
+  const base = "http://rookery.invalid";
+  let url: URL;
+  try {
+    url = new URL(value, base);
+  } catch {
+    return fallback;
+  }
+  if (url.origin !== base) return fallback;
+  return `${url.pathname}${url.search}${url.hash}`;
 }

@@ -8,14 +8,14 @@ import { registerUser } from "../../services/accounts/register.ts";
 import { tokenResponse } from "../../services/auth/oauth.ts";
 import { issueAccessToken } from "../../services/auth/tokens.ts";
 import { userOf } from "../auth.ts";
-import { isUploadedFile, toBoolean, toId, toObject, toStringArray, toStringParam, type ParamValue } from "../params.ts";
+import { isUploadedFile, orderedValues, toBoolean, toId, toObject, toStringArray, toStringParam, type ParamValue } from "../params.ts";
 
 const PROFILE_UPLOAD_LIMIT = 16 * 1024 * 1024;
 
 /** `fields_attributes` as a hash (`{"0": {name, value}}`) or an array of {name, value}, in order. */
 function fieldsParam(value: ParamValue | undefined): ProfileUpdate["fields"] {
   if (value === undefined || value === null || value === "") return value === "" ? [] : undefined;
-  const entries = Array.isArray(value) ? value : Object.values(toObject(value) ?? {});
+  const entries = Array.isArray(value) ? value : orderedValues(toObject(value) ?? {});
   return entries.map((entry) => {
     const field = toObject(entry) ?? {};
     return { name: toStringParam(field.name) ?? "", value: toStringParam(field.value) ?? "" };

@@ -3,6 +3,7 @@ import type { Ctx } from "../../context.ts";
 import { Forbidden, UserRequired, ValidationFailed } from "../../errors.ts";
 import { sendConfirmation } from "../../services/accounts/confirmation.ts";
 import { EMAIL_PATTERN } from "../../services/accounts/validation.ts";
+import { emailDomainProblem } from "../../services/accounts/register.ts";
 import { toStringParam } from "../params.ts";
 
 export default async function emailRoutes(app: FastifyInstance, ctx: Ctx) {
@@ -28,6 +29,9 @@ export default async function emailRoutes(app: FastifyInstance, ctx: Ctx) {
           .where("id", "!=", user.id)
           .executeTakeFirst();
         if (taken) throw new ValidationFailed("Email has already been taken");
+        // The new address must pass the sign-up checks too, or a blocked domain would get in this way.
+        const problem = await emailDomainProblem(ctx, email);
+        if (problem) throw new ValidationFailed(`Email ${problem.description}`);
         // The account has never been confirmed, so its login address simply changes.
         user = await ctx.db.kysely
           .updateTable("users")

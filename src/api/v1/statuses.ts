@@ -11,7 +11,7 @@ import { serializeScheduledStatus } from "../../entities/scheduled_status.ts";
 import { decideSchedule, scheduleStatus } from "../../services/statuses/schedule.ts";
 import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/statuses/find.ts";
 import { userOf } from "../auth.ts";
-import { toBoolean, toId, toInteger, toObject, toStringArray, toStringParam, type ParamObject } from "../params.ts";
+import { orderedValues, toBoolean, toId, toInteger, toObject, toStringArray, toStringParam, type ParamObject } from "../params.ts";
 
 /** The poll of a create or edit request, when `poll[options]` or `poll[expires_in]` is given. */
 export function pollParams(input: ParamObject): CreateStatusParams["poll"] {
@@ -103,7 +103,7 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
     const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);
     if (status.reblog_of_id) throw new NotFound();
     const input = req.input;
-    const attributes = Array.isArray(input.media_attributes) ? input.media_attributes : Object.values(toObject(input.media_attributes) ?? {});
+    const attributes = Array.isArray(input.media_attributes) ? input.media_attributes : orderedValues(toObject(input.media_attributes) ?? {});
     const updated = await editStatus(ctx, status, {
       text: toStringParam(input.status),
       spoilerText: toStringParam(input.spoiler_text),

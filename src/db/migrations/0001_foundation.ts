@@ -216,9 +216,12 @@ async function createInstanceTables(db: AnyDb, t: ColumnTypes): Promise<void> {
     .addColumn("locked_by", "text")
     .addColumn("last_error", "text")
     .addColumn("failed_at", t.timestamp)
+    .addColumn("unique_key", "text")
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .execute();
   await db.schema.createIndex("index_jobs_on_run_at").on("jobs").column("run_at").execute();
+  // At most one live job per unique key (recurring jobs), however many processes schedule it.
+  await sql`CREATE UNIQUE INDEX index_jobs_on_unique_key ON jobs (unique_key) WHERE unique_key IS NOT NULL AND failed_at IS NULL`.execute(db);
 }
 
 export const foundation: RookeryMigration = {

@@ -2,9 +2,9 @@ import type { Ctx } from "../../context.ts";
 import type { AccountRow, UserRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { coverResize, EXTENSIONS, inspectImage, staticFrame } from "../../media/images.ts";
+import { coverResize, EXTENSIONS, inspectImage, staticFrame, type ResizedImage } from "../../media/images.ts";
 import { randomFileName } from "../../media/storage.ts";
-import { graphemeLength } from "../../text/entities.ts";
+import { countedLength, graphemeLength } from "../../text/entities.ts";
 import { formatText } from "../../text/format.ts";
 import { isLanguageCode } from "../../text/languages.ts";
 import { storedFields } from "../../entities/account.ts";
@@ -60,13 +60,20 @@ async function storeProfileImage(ctx: Ctx, account: AccountRow, kind: Kind, uplo
   if (!PROFILE_IMAGE_TYPES.has(info.format)) throw new ValidationFailed(`${label} content type is invalid`);
   if (info.width * info.height > LIMITS.media.imageMatrixLimit) throw new ValidationFailed(`${label} dimensions are too large`);
   const [width, height] = SIZES[kind];
-  const resized = await coverResize(upload.data, info, width, height);
+  let resized: ResizedImage;
+  let still: ResizedImage | undefined;
+  try {
+    resized = await coverResize(upload.data, info, width, height);
+    if (info.animated) still = await staticFrame(upload.data, width, height);
+  } catch {
+    // The header was readable but the image data is not (truncated or corrupt file).
+    throw new ValidationFailed(`${label} could not be processed: the image data is damaged`);
+  }
   const folder = `accounts/${kind}s/${account.id}`;
   const file = `${folder}/original/${randomFileName(EXTENSIONS[resized.format])}`;
   await ctx.media.put(file, resized.data);
   let staticFile: string | null = null;
-  if (info.animated) {
-    const still = await staticFrame(upload.data, width, height);
+  if (still) {
     staticFile = `${folder}/static/${randomFileName("png")}`;
     await ctx.media.put(staticFile, still.data);
   }
@@ -81,13 +88,15 @@ function checkTexts(update: ProfileUpdate): string[] {
   const problems: string[] = [];
   const limits = LIMITS.accounts;
   if (update.displayName !== undefined && graphemeLength(update.displayName) > limits.maxDisplayNameLength) problems.push(tooLong("Display name", limits.maxDisplayNameLength));
-  if (update.note !== undefined && graphemeLength(update.note) > limits.maxNoteLength) problems.push(tooLong("Note", limits.maxNoteLength));
+  // Bios are counted like posts: a URL is 23 characters, a remote mention only its @username.
+  if (update.note !== undefined && countedLength(update.note, LIMITS.statuses.charactersReservedPerUrl) > limits.maxNoteLength) problems.push(tooLong("Note", limits.maxNoteLength));
   if (update.avatarDescription !== undefined && graphemeLength(update.avatarDescription) > limits.maxAvatarDescriptionLength) problems.push(tooLong("Avatar description", limits.maxAvatarDescriptionLength));
   if (update.headerDescription !== undefined && graphemeLength(update.headerDescription) > limits.maxHeaderDescriptionLength) problems.push(tooLong("Header description", limits.maxHeaderDescriptionLength));
   if (update.fields) {
     if (update.fields.length > limits.maxProfileFields) problems.push(`Fields is too long (maximum is ${limits.maxProfileFields} fields)`);
     if (update.fields.some((f) => graphemeLength(f.name) > limits.profileFieldNameLimit)) problems.push(tooLong("Fields name", limits.profileFieldNameLimit));
     if (update.fields.some((f) => graphemeLength(f.value) > limits.profileFieldValueLimit)) problems.push(tooLong("Fields value", limits.profileFieldValueLimit));
+    if (update.fields.some((f) => f.name.trim() === "" && f.value.trim() !== "")) problems.push("Fields with values missing labels");
   }
   if (update.privacy !== undefined && !["public", "unlisted", "private"].includes(update.privacy)) problems.push("Setting default privacy is not included in the list");
   if (update.language !== undefined && update.language !== "" && !isLanguageCode(update.language)) problems.push("Setting default language is not included in the list");
@@ -98,23 +107,26 @@ function checkTexts(update: ProfileUpdate): string[] {
  * Applies update_credentials: validates everything first (nothing is stored when one part is
  * refused), renders the bio and field values to HTML, processes images, then writes one update.
  */
-export async function updateProfile(ctx: Ctx, account: AccountRow, user: UserRow, update: ProfileUpdate): Promise<{ account: AccountRow; user: UserRow }> {
+export async function updateProfile(ctx: Ctx, account: AccountRow, user: UserRow, given: ProfileUpdate): Promise<{ account: AccountRow; user: UserRow }> {
+  // Surrounding whitespace does not count and is not kept, as Mastodon strips it before validating.
+  const update: ProfileUpdate = { ...given, displayName: given.displayName?.trim(), note: given.note?.trim() };
   const problems = checkTexts(update);
   if (problems.length > 0) throw new ValidationFailed(problems);
 
   const changes: Record<string, unknown> = {};
-  if (update.displayName !== undefined) changes.display_name = update.displayName.trim();
+  if (update.displayName !== undefined) changes.display_name = update.displayName;
   if (update.note !== undefined) {
     changes.note_text = update.note;
     changes.note = (await formatText(ctx, update.note, { multiline: true })).html;
   }
   if (update.fields !== undefined) {
-    const previous = new Map(storedFields(account).map((f) => [`${f.name}\u0000${f.value}`, f.verified_at ?? null]));
+    // A verified link stays verified while its value is unchanged, even when the label changes.
+    const previous = new Map(storedFields(account).map((f) => [f.value, f.verified_at ?? null]));
     const fields: StoredField[] = [];
     for (const field of update.fields) {
       if (field.name.trim() === "" && field.value.trim() === "") continue;
       const rendered = await formatText(ctx, field.value, { multiline: false, rel: "me" });
-      fields.push({ name: field.name, value: field.value, value_html: rendered.html, verified_at: previous.get(`${field.name}\u0000${field.value}`) ?? null });
+      fields.push({ name: field.name, value: field.value, value_html: rendered.html, verified_at: previous.get(field.value) ?? null });
     }
     changes.fields = JSON.stringify(fields);
   }

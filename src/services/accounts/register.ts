@@ -38,6 +38,14 @@ async function emailDomainBlocked(ctx: Ctx, domain: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** ERR_BLOCKED or ERR_UNREACHABLE for an address whose domain may not sign up, else undefined. */
+export async function emailDomainProblem(ctx: Ctx, email: string): Promise<{ error: ErrorCode; description: string } | undefined> {
+  const domain = email.trim().split("@").pop()!.toLowerCase();
+  if (await emailDomainBlocked(ctx, domain)) return { error: "ERR_BLOCKED", description: "is not allowed" };
+  if (!(await ctx.mailDomains.canReceiveMail(domain))) return { error: "ERR_UNREACHABLE", description: "does not seem to exist" };
+  return undefined;
+}
+
 /**
  * Signs up a new local user through `app` (POST /api/v1/accounts and the sign-up page): checks
  * every parameter (422 with `details`), creates an unconfirmed user, sends the confirmation mail
@@ -55,9 +63,8 @@ export async function registerUser(ctx: Ctx, app: ApplicationRow | null, params:
   if (approvalRequired && settings.require_invite_text && reason === "") add(details, "reason", "ERR_BLANK", "can't be blank");
   if ([...reason].length > REASON_MAX) add(details, "reason", "ERR_TOO_LONG", `is too long (maximum is ${REASON_MAX} characters)`);
   if (!details.email) {
-    const domain = params.email.trim().split("@").pop()!.toLowerCase();
-    if (await emailDomainBlocked(ctx, domain)) add(details, "email", "ERR_BLOCKED", "is not allowed");
-    else if (!(await ctx.mailDomains.canReceiveMail(domain))) add(details, "email", "ERR_UNREACHABLE", "does not seem to exist");
+    const problem = await emailDomainProblem(ctx, params.email);
+    if (problem) add(details, "email", problem.error, problem.description);
   }
   if (Object.keys(details).length > 0) throw new ValidationFailed(describeDetails(details), { details });
 

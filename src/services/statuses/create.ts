@@ -4,6 +4,7 @@ import { newId } from "../../db/ids.ts";
 import type { AccountRow, Database, StatusRow, UserRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
 import { formatText } from "../../text/format.ts";
+import { extractEntities } from "../../text/entities.ts";
 import { userSettings } from "../accounts/settings.ts";
 import { insertPoll } from "../polls/create.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
@@ -28,6 +29,11 @@ export interface CreateStatusParams {
   spoilerText: string;
   visibility?: string;
   language?: string;
+}
+
+/** Public and unlisted posts with a link get a preview card, fetched in the background. */
+export function hasPreviewableLink(visibility: string, text: string): boolean {
+  return (visibility === "public" || visibility === "unlisted") && extractEntities(text).some((e) => e.kind === "url" && /^https?:/i.test(e.url));
 }
 
 /** The scheduled status was published (or cancelled) by someone else first. */
@@ -153,6 +159,7 @@ export async function createStatus(ctx: Ctx, author: Author, params: CreateStatu
       await tx.updateTable("statuses").set((eb) => ({ replies_count: eb("replies_count", "+", 1) })).where("id", "=", parent.id).execute();
     }
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { statusId: id });
+    if (hasPreviewableLink(visibility, text)) await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: id }, { maxAttempts: 3 });
     return row;
   });
 }

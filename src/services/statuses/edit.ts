@@ -9,6 +9,8 @@ import { pollOptions } from "../../entities/poll.ts";
 import { insertPoll } from "../polls/create.ts";
 import { parseFocus } from "../media/focus.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
+import { hasPreviewableLink } from "./create.ts";
+import { detachCard } from "../cards/fetch.ts";
 import { checkContent, loadAttachableMedia, normalizeLanguage, type PollParams } from "./validate.ts";
 
 export interface MediaAttribute {
@@ -150,6 +152,11 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
       .returningAll()
       .executeTakeFirstOrThrow();
     await snapshot(tx, updated, nowIso);
+    if (text !== status.text) {
+      // A changed text may link elsewhere: the card is fetched again, as Mastodon resets it on edit.
+      await detachCard(tx, status.id);
+      if (hasPreviewableLink(updated.visibility, text)) await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: status.id }, { maxAttempts: 3 });
+    }
     return updated;
   });
 }

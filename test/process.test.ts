@@ -1,0 +1,288 @@
+import assert from "node:assert/strict";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { after, describe, test } from "node:test";
+import pg from "pg";
+import { TEST_ENGINE } from "./kit.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const MAIN = join(ROOT, "src", "main.ts");
+/** How long a child may take to reach a point before the test fails (and the child is killed). */
+const WAIT_MS = 20_000;
+
+type LogLine = Record<string, unknown> & { msg?: string };
+
+/** `node src/main.ts` as a child process, with its stdout parsed as pino JSON lines. */
+class ServerProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: LogLine[] = [];
+  stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  #waiters: Array<() => void> = [];
+  #closed = false;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    createInterface({ input: this.child.stdout }).on("line", (line) => {
+      try {
+        this.lines.push(JSON.parse(line) as LogLine);
+      } catch {
+        this.lines.push({ msg: line, unparsed: true });
+      }
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+    this.child.stderr.setEncoding("utf8").on("data", (chunk: string) => (this.stderr += chunk));
+    // "close", not "exit": it comes after stdout and stderr have been read to the end.
+    this.exited = new Promise((resolve) => this.child.on("close", (code, signal) => resolve({ code, signal })));
+    void this.exited.then(() => {
+      this.#closed = true;
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+  }
+
+  /** Until the process has exited and its output has been read to the end. */
+  get running(): boolean {
+    return !this.#closed;
+  }
+
+  /** The first log line matching `predicate`; fails after WAIT_MS or when the process exits first. */
+  async waitForLine(predicate: (line: LogLine) => boolean, what: string): Promise<LogLine> {
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const found = this.lines.find(predicate);
+      if (found) return found;
+      if (!this.running) assert.fail(`the process exited before ${what}; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
+      const left = deadline - Date.now();
+      if (left <= 0) assert.fail(`timed out waiting for ${what}; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** The exit of the process; fails (and kills it) when it does not exit within WAIT_MS. */
+  async exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.child.kill("SIGKILL");
+        reject(new Error(`the process did not exit within ${WAIT_MS} ms; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`));
+      }, WAIT_MS);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+describe(`the server process (${TEST_ENGINE})`, () => {
+  const children: ServerProcess[] = [];
+  const dirs: string[] = [];
+  const databases: string[] = [];
+  const pgUrl = process.env.TEST_DATABASE_URL;
+
+  async function pgQuery(text: string): Promise<void> {
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  }
+
+  /**
+   * A fresh data directory and, on PostgreSQL, a fresh database of its own. (A database rather than a
+   * schema: the migrator sees Kysely's migration tables in every schema of a database, see the report.)
+   */
+  async function environment(extra: Record<string, string> = {}, options = { database: true }): Promise<Record<string, string>> {
+    const dataDir = mkdtempSync(join(tmpdir(), "rookery-process-"));
+    dirs.push(dataDir);
+    // A minimal environment: nothing from the developer's shell (DATABASE_URL, LOCAL_DOMAIN, …) leaks in.
+    const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: "0", BIND: "127.0.0.1", ROOKERY_DATA_DIR: dataDir, LOG_LEVEL: "info" };
+    if (TEST_ENGINE === "postgres" && pgUrl && options.database) {
+      const database = `rookery_process_${randomBytes(6).toString("hex")}`;
+      databases.push(database);
+      await pgQuery(`CREATE DATABASE "${database}"`);
+      const url = new URL(pgUrl);
+      url.pathname = `/${database}`;
+      env.DATABASE_URL = url.toString();
+    }
+    return { ...env, ...extra };
+  }
+
+  function start(env: Record<string, string>): ServerProcess {
+    const child = new ServerProcess(env);
+    children.push(child);
+    return child;
+  }
+
+  after(async () => {
+    for (const child of children) if (child.running) child.child.kill("SIGKILL");
+    await Promise.all(children.map((c) => c.exited));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    for (const database of databases) await pgQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  });
+
+  test("starts on a free port, answers HTTP, and stops on SIGTERM with exit 0", { timeout: 60_000 }, async () => {
+    const env = await environment();
+    const server = start(env);
+    const serving = await server.waitForLine((l) => typeof l.port === "number", "the listening line");
+    const port = serving.port as number;
+    assert.ok(port > 0 && port !== 3000, `a free port was chosen: ${port}`);
+    assert.match(serving.msg ?? "", new RegExp(`^Rookery is serving http://localhost:3000 \\(listening on 127\\.0\\.0\\.1:${port}, database ${TEST_ENGINE}\\)$`));
+    await server.waitForLine((l) => l.msg === "job workers started", "the job workers");
+    if (TEST_ENGINE === "sqlite") {
+      assert.ok(existsSync(join(env.ROOKERY_DATA_DIR, "rookery.sqlite")), "the default database file is under ROOKERY_DATA_DIR");
+    }
+
+    const instance = await fetch(`http://127.0.0.1:${port}/api/v2/instance`);
+    assert.equal(instance.status, 200);
+    const body = (await instance.json()) as { domain: string; title: string };
+    assert.equal(body.domain, "localhost:3000");
+    assert.equal(body.title, "Rookery");
+
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    assert.equal(health.status, 200);
+    assert.equal(await health.text(), "OK");
+    assert.equal(health.headers.get("cache-control"), "no-store");
+
+    assert.ok(server.child.kill("SIGTERM"));
+    const { code, signal } = await server.exit();
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, JSON.stringify(server.lines));
+    // It really stopped listening.
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/health`));
+  });
+
+  test("a second start on the same database migrates nothing and still serves", { timeout: 60_000 }, async () => {
+    const env = await environment();
+    const first = start(env);
+    const firstServing = await first.waitForLine((l) => typeof l.port === "number", "the first listening line");
+    await first.waitForLine((l) => l.msg === "job workers started", "the first start's job workers");
+    // A request answered means start-up has finished.
+    assert.equal((await fetch(`http://127.0.0.1:${firstServing.port as number}/health`)).status, 200);
+    first.child.kill("SIGTERM");
+    assert.deepEqual(await first.exit(), { code: 0, signal: null }, `${JSON.stringify(first.lines)} ${first.stderr}`);
+    if (TEST_ENGINE === "sqlite") assert.ok(first.lines.some((l) => l.msg === "database migrated"), "the first start migrates a fresh database");
+
+    const second = start(env);
+    const serving = await second.waitForLine((l) => typeof l.port === "number", "the second listening line");
+    await second.waitForLine((l) => l.msg === "job workers started", "the second start's job workers");
+    assert.equal(second.lines.some((l) => l.msg === "database migrated"), false);
+    assert.equal((await fetch(`http://127.0.0.1:${serving.port as number}/health`)).status, 200);
+    second.child.kill("SIGINT");
+    assert.deepEqual(await second.exit(), { code: 0, signal: null }, `${JSON.stringify(second.lines)} ${second.stderr}`);
+  });
+
+  test(
+    "SIGTERM right after the listening line still shuts down gracefully",
+    { timeout: 60_000 },
+    async () => {
+      const server = start(await environment());
+      await server.waitForLine((l) => typeof l.port === "number", "the listening line");
+      server.child.kill("SIGTERM");
+      const { code, signal } = await server.exit();
+      assert.deepEqual({ code, signal }, { code: 0, signal: null });
+    },
+  );
+
+  test(
+    "the shutdown is logged: \"shutting down\" with the signal, then \"stopped\" last",
+    { timeout: 60_000 },
+    async () => {
+      const servers = await Promise.all(Array.from({ length: 3 }, async () => start(await environment())));
+      await Promise.all(
+        servers.map(async (server) => {
+          const serving = await server.waitForLine((l) => typeof l.port === "number", "the listening line");
+          await server.waitForLine((l) => l.msg === "job workers started", "the job workers");
+          assert.equal((await fetch(`http://127.0.0.1:${serving.port as number}/health`)).status, 200);
+          server.child.kill("SIGTERM");
+          assert.equal((await server.exit()).code, 0);
+        }),
+      );
+      for (const server of servers) {
+        const messages = server.lines.map((l) => l.msg);
+        assert.ok(server.lines.some((l) => l.signal === "SIGTERM" && (l.msg ?? "").startsWith("shutting down")), JSON.stringify(messages));
+        assert.equal(messages.at(-1), "stopped", JSON.stringify(messages));
+      }
+    },
+  );
+
+  test("ROOKERY_ROLE=worker runs the job workers without listening, and stops on SIGTERM", { timeout: 60_000 }, async () => {
+    const worker = start(await environment({ ROOKERY_ROLE: "worker" }));
+    await worker.waitForLine((l) => l.msg === "job workers started", "the job workers");
+    // The workers really run jobs: the recurring maintenance job is due at start.
+    await worker.waitForLine((l) => l.msg === "pruned expired records", "the maintenance job");
+    assert.equal(worker.lines.some((l) => "port" in l), false, "a worker does not listen");
+    assert.equal(worker.lines.some((l) => /Rookery is serving|Server listening/.test(l.msg ?? "")), false);
+    worker.child.kill("SIGTERM");
+    assert.deepEqual(await worker.exit(), { code: 0, signal: null });
+  });
+
+  test("ROOKERY_ROLE=web listens without job workers", { timeout: 60_000 }, async () => {
+    const web = start(await environment({ ROOKERY_ROLE: "web" }));
+    const serving = await web.waitForLine((l) => typeof l.port === "number", "the listening line");
+    assert.equal((await fetch(`http://127.0.0.1:${serving.port as number}/health`)).status, 200);
+    web.child.kill("SIGTERM");
+    assert.deepEqual(await web.exit(), { code: 0, signal: null });
+    assert.equal(web.lines.some((l) => l.msg === "job workers started"), false);
+    assert.equal(web.lines.some((l) => l.msg === "pruned expired records"), false);
+  });
+
+  test("bad configuration exits 1 with one line on stderr naming the variable", { timeout: 60_000 }, async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ PORT: "abc" }, 'rookery: configuration error: PORT must be a whole number, got "abc"'],
+      [{ DATABASE_URL: "mysql://x" }, 'rookery: configuration error: DATABASE_URL must start with sqlite: or postgres://, got "mysql://x"'],
+      [{ LIMITED_FEDERATION_MODE: "maybe" }, 'rookery: configuration error: LIMITED_FEDERATION_MODE must be true or false, got "maybe"'],
+      [{ ROOKERY_ROLE: "sidekiq" }, 'rookery: configuration error: ROOKERY_ROLE must be one of all, web, worker, got "sidekiq"'],
+    ];
+    await Promise.all(
+      cases.map(async ([extra, line]) => {
+        const child = start(await environment(extra, { database: false }));
+        const { code } = await child.exit();
+        const label = JSON.stringify(extra);
+        assert.equal(code, 1, label);
+        assert.equal(child.stderr, `${line}\n`, label);
+        assert.deepEqual(child.lines, [], label);
+      }),
+    );
+  });
+
+  test("an unreachable PostgreSQL exits 1 with one line naming DATABASE_URL (without the password)", { timeout: 60_000 }, async () => {
+    const child = start(await environment({ DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/x" }, { database: false }));
+    const { code } = await child.exit();
+    assert.equal(code, 1);
+    const lines = child.stderr.trimEnd().split("\n");
+    assert.equal(lines.length, 1, child.stderr);
+    assert.match(lines[0], /^rookery: Cannot use the database at postgres:\/\/\*\*\*@127\.0\.0\.1:1\/x \(DATABASE_URL\): .*ECONNREFUSED/);
+    assert.doesNotMatch(child.stderr, /hunter2/);
+    assert.equal(child.lines.some((l) => "port" in l), false);
+  });
+
+  test("a port in use exits 1 naming BIND/PORT", { timeout: 60_000 }, async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const child = start(await environment({ PORT: String(port) }));
+      const { code } = await child.exit();
+      assert.equal(code, 1);
+      assert.match(child.stderr, new RegExp(`^rookery: cannot listen on 127\\.0\\.0\\.1:${port} \\(BIND/PORT\\): .*EADDRINUSE`, "m"));
+      assert.equal(child.lines.some((l) => "port" in l), false);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+});

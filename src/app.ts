@@ -16,6 +16,7 @@ import bookmarkRoutes from "./api/v1/bookmarks.ts";
 import pollRoutes from "./api/v1/polls.ts";
 import mediaRoutes from "./api/v1/media.ts";
 import scheduledStatusRoutes from "./api/v1/scheduled_statuses.ts";
+import translationRoutes from "./api/v1/translation.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -53,6 +54,7 @@ const ROUTES: RouteModule[] = [
   pollRoutes,
   mediaRoutes,
   scheduledStatusRoutes,
+  translationRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,

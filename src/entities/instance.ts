@@ -3,6 +3,7 @@ import { LIMITS } from "../limits.ts";
 import type { InstanceRule, InstanceSettings } from "../services/instance/settings.ts";
 import { escapeHtml } from "../text/escape.ts";
 import { API_VERSIONS, VERSION_STRING } from "../version.ts";
+import { translationProvider } from "../services/translation/provider.ts";
 import type { Account } from "./account.ts";
 
 /** What the instance serializers need beyond configuration: settings, counters, the contact account. */
@@ -100,7 +101,7 @@ export function serializeInstanceV2(ctx: Ctx, facts: InstanceFacts, activeMonth:
         min_expiration: LIMITS.polls.minExpiration,
         max_expiration: LIMITS.polls.maxExpiration,
       },
-      translation: { enabled: false },
+      translation: { enabled: translationProvider(ctx) !== undefined },
       timelines_access: timelinesAccess(settings),
       limited_federation: config.limitedFederationMode,
     },

@@ -32,7 +32,8 @@ export async function serializeStatusHistory(ctx: Ctx, status: StatusRow, edits:
       media_attachments: order
         .map((id, i) => {
           const row = media.find((m) => m.id === id);
-          return row ? { ...serializeMediaAttachment(ctx, row), description: descriptions[i] ?? row.description } : undefined;
+          // A recorded version keeps the description it had then, even when it had none.
+          return row ? { ...serializeMediaAttachment(ctx, row), description: i < descriptions.length ? descriptions[i] : row.description } : undefined;
         })
         .filter((m) => m !== undefined),
       emojis: emojis.get(version.id) ?? [],

@@ -24,14 +24,14 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed media never attached to a post");
   });
   ctx.jobs.recurring("media.cleanup", HOUR);
-  ctx.jobs.register("scheduled_statuses.publish", async (payload) => {
-    const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id);
+  ctx.jobs.register("scheduled_statuses.publish", async (payload, _job, now) => {
+    const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id, now.getTime());
     if (outcome === "dropped") ctx.log.info({ id: (payload as { id: string }).id }, "scheduled status dropped: it no longer passes the rules");
   });
   ctx.jobs.register("cards.fetch", async (payload) => {
     await fetchCardForStatus(ctx, (payload as { statusId: string }).statusId);
   });
-  ctx.jobs.register("polls.close", async (payload) => {
-    await closePoll(ctx, (payload as { pollId: string }).pollId);
+  ctx.jobs.register("polls.close", async (payload, _job, now) => {
+    await closePoll(ctx, (payload as { pollId: string }).pollId, now.getTime());
   });
 }

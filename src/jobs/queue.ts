@@ -5,7 +5,8 @@ import { newId } from "../db/ids.ts";
 import type { Kysely } from "kysely";
 import type { Database, JobRow } from "../db/schema.ts";
 
-export type JobHandler = (payload: unknown, job: JobRow) => Promise<void>;
+/** A job's work; `now` is the time the job was claimed for (tests drain jobs "in the future"). */
+export type JobHandler = (payload: unknown, job: JobRow, now: Date) => Promise<void>;
 
 export interface EnqueueOptions {
   /** When the job may run; now by default. */
@@ -117,12 +118,12 @@ export class JobQueue {
   }
 
   /** Runs one claimed job and records its outcome. */
-  async perform(job: JobRow): Promise<void> {
+  async perform(job: JobRow, now = new Date()): Promise<void> {
     const handler = this.#handlers.get(job.name);
     const db = this.#db.kysely;
     try {
       if (!handler) throw new Error(`no handler for job ${job.name}`);
-      await handler(JSON.parse(job.payload), job);
+      await handler(JSON.parse(job.payload), job, now);
       await db.deleteFrom("jobs").where("id", "=", job.id).execute();
       const interval = this.#recurring.get(job.name);
       if (interval !== undefined) await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval), uniqueKey: job.name });
@@ -148,8 +149,8 @@ export class JobQueue {
   /** Claims and runs due jobs until none is left; returns how many ran (tests and the CLI use it). */
   async drain(now?: () => Date): Promise<number> {
     let count = 0;
-    for (let job = await this.claim(now?.()); job; job = await this.claim(now?.())) {
-      await this.perform(job);
+    for (let at = now?.() ?? new Date(), job = await this.claim(at); job; at = now?.() ?? new Date(), job = await this.claim(at)) {
+      await this.perform(job, at);
       count++;
     }
     return count;

@@ -6,6 +6,7 @@ import { loadInstanceFacts, loadInstanceStats } from "../../services/instance/fa
 import { loadSettings } from "../../services/instance/settings.ts";
 import { knownDomains, weeklyActivity } from "../../services/instance/stats.ts";
 import { languageList } from "../../text/languages.ts";
+import { translationLanguages } from "../../services/translation/languages.ts";
 
 const CACHE_5_MIN = "public, max-age=300, must-revalidate";
 
@@ -47,10 +48,9 @@ export default async function instanceV1Routes(app: FastifyInstance, ctx: Ctx) {
     return { updated_at: text ? (updatedAt.site_extended_description ?? null) : null, content: paragraphsHtml(text) };
   });
 
-  // Translation is not configured on this server yet, so no language pair is available.
   app.get("/api/v1/instance/translation_languages", { preHandler: open }, async (_req, reply) => {
     reply.header("Cache-Control", CACHE_5_MIN);
-    return {};
+    return translationLanguages(ctx);
   });
 
   app.get("/api/v1/instance/languages", { preHandler: open }, async (_req, reply) => {

@@ -43,7 +43,10 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
       { preHandler: app.auth({ scopes: [scope], user: true }), config: name === "unreblog" ? { throttles: ["status_deletion"] } : {} },
       async (req) => {
         const viewer = userOf(req);
-        const status = await actionTarget(ctx, toId(req.input.id), viewer.account);
+        // Pinning looks at the status itself: a boost must be refused, not swapped for the original.
+        const status = name === "pin" || name === "unpin"
+          ? await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id)
+          : await actionTarget(ctx, toId(req.input.id), viewer.account);
         const updated = (await action(ctx, viewer, status, req)) ?? status;
         const fresh = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", updated.id).executeTakeFirstOrThrow();
         return serializeStatus(ctx, fresh, viewer.account);

@@ -6,7 +6,7 @@ import { ANONYMOUS_CONTEXT, SIGNED_IN_CONTEXT, statusContext } from "../../servi
 import { deleteStatus } from "../../services/statuses/delete.ts";
 import { editStatus } from "../../services/statuses/edit.ts";
 import { serializeStatusHistory } from "../../entities/status_edit.ts";
-import { NotFound } from "../../errors.ts";
+import { NotFound, ValidationFailed } from "../../errors.ts";
 import { serializeScheduledStatus } from "../../entities/scheduled_status.ts";
 import { decideSchedule, scheduleStatus } from "../../services/statuses/schedule.ts";
 import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/statuses/find.ts";
@@ -79,7 +79,9 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
   });
 
   app.get("/api/v1/statuses", { preHandler: readStatuses }, async (req) => {
-    const ids = toStringArray(req.input.id).map((id) => toId(id)).filter((id): id is string => !!id).slice(0, 40);
+    const requested = [...new Set(toStringArray(req.input.id))];
+    if (requested.length > 20) throw new ValidationFailed("Too many IDs requested (maximum is 20)");
+    const ids = requested.map((id) => toId(id)).filter((id): id is string => !!id);
     const viewer = req.viewer?.account ?? undefined;
     return serializeStatuses(ctx, await findVisibleStatuses(ctx, ids, viewer?.id), viewer);
   });

@@ -49,9 +49,9 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
  * Ends a poll at its expiry (the `polls.close` job). Runs once per poll: `closed_at` marks it, so
  * the notifications of the notifications capability go out once.
  */
-export async function closePoll(ctx: Ctx, pollId: string): Promise<boolean> {
+export async function closePoll(ctx: Ctx, pollId: string, now = Date.now()): Promise<boolean> {
   const poll = await ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", pollId).executeTakeFirst();
-  if (!poll || poll.closed_at || !isPollExpired(poll)) return false;
-  const result = await ctx.db.kysely.updateTable("polls").set({ closed_at: new Date().toISOString() }).where("id", "=", pollId).where("closed_at", "is", null).executeTakeFirst();
+  if (!poll || poll.closed_at || !isPollExpired(poll, now)) return false;
+  const result = await ctx.db.kysely.updateTable("polls").set({ closed_at: new Date(now).toISOString() }).where("id", "=", pollId).where("closed_at", "is", null).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -8,7 +8,7 @@ import { extractEntities } from "../../text/entities.ts";
 import { userSettings } from "../accounts/settings.ts";
 import { insertPoll } from "../polls/create.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
-import { checkContent, checkVisibility, loadAttachableMedia, normalizeLanguage, type PollParams, type Visibility } from "./validate.ts";
+import { checkContent, checkVisibility, effectiveText, loadAttachableMedia, normalizeLanguage, type PollParams, type Visibility } from "./validate.ts";
 import { isStatusVisible } from "./visibility.ts";
 
 /** Who posts: the account, its user (for defaults) and the app the token belongs to. */
@@ -83,20 +83,14 @@ async function replyTarget(ctx: Ctx, author: AccountRow, id: string | undefined)
  */
 export async function createStatus(ctx: Ctx, author: Author, params: CreateStatusParams, idempotencyKey?: string): Promise<StatusRow> {
   const settings = userSettings(author.user);
-  let text = params.text;
-  let spoilerText = params.spoilerText;
-  // A post with only a content warning uses the warning as its text.
-  if (text.trim() === "" && spoilerText.trim() !== "" && params.mediaIds.length === 0) {
-    text = spoilerText;
-    spoilerText = "";
-  }
+  const { text, spoilerText, hadWarning } = effectiveText(params.text, params.spoilerText, params.mediaIds);
   checkContent({ text, spoilerText, mediaIds: params.mediaIds, poll: params.poll });
   let visibility: Visibility = checkVisibility(params.visibility) ?? settings.default_privacy;
   if (visibility === "public" && author.account.silenced_at) visibility = "unlisted";
   const parent = await replyTarget(ctx, author.account, params.inReplyToId);
   const media = await loadAttachableMedia(ctx.db.kysely, author.account.id, params.mediaIds, { scheduledStatusId: params.scheduledStatusId });
   const formatted = await formatText(ctx, text, { multiline: true });
-  const sensitive = (params.sensitive ?? settings.default_sensitive) || spoilerText.trim() !== "";
+  const sensitive = (params.sensitive ?? settings.default_sensitive) || hadWarning;
   const language = normalizeLanguage(params.language) ?? settings.default_language ?? null;
 
   const now = new Date();

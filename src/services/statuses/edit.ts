@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
-import type { Database, MediaAttachmentRow, StatusRow } from "../../db/schema.ts";
+import type { Database, MediaAttachmentRow, PollRow, StatusRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { formatText } from "../../text/format.ts";
@@ -59,9 +59,10 @@ async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Pr
     .execute();
 }
 
-function samePoll(current: string[] | undefined, next: PollParams | undefined): boolean {
-  if (!next) return true;
-  return current !== undefined && current.length === next.options.length && current.every((o, i) => o === next.options[i].trim());
+/** Whether an edit keeps the poll's votes: same options and the same single/multiple choice. */
+function keepsVotes(current: PollRow, next: PollParams): boolean {
+  const options = pollOptions(current);
+  return current.multiple === next.multiple && options.length === next.options.length && options.every((o, i) => o === next.options[i].trim());
 }
 
 /**
@@ -124,7 +125,13 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
     }
 
     let pollId = status.poll_id;
-    const removePoll = currentPoll && (mediaIds.length > 0 || (params.poll && !samePoll(pollOptions(currentPoll), params.poll)));
+    const removePoll = currentPoll && (mediaIds.length > 0 || (params.poll && !keepsVotes(currentPoll, params.poll)));
+    if (currentPoll && params.poll && !removePoll) {
+      // Same options: the votes stay, the new duration and hide_totals apply.
+      const expiresAt = new Date(now.getTime() + (params.poll.expiresIn ?? 0) * 1000).toISOString();
+      await tx.updateTable("polls").set({ expires_at: expiresAt, hide_totals: params.poll.hideTotals, closed_at: null, updated_at: nowIso }).where("id", "=", currentPoll.id).execute();
+      await ctx.jobs.enqueueWith(tx, "polls.close", { pollId: currentPoll.id }, { runAt: new Date(expiresAt) });
+    }
     if (removePoll) {
       await tx.deleteFrom("polls").where("id", "=", currentPoll.id).execute();
       pollId = null;

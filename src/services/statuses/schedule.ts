@@ -4,7 +4,7 @@ import type { AccountRow, ScheduledStatusRow } from "../../db/schema.ts";
 import { ApiError, NotFound, ValidationFailed } from "../../errors.ts";
 import { AlreadyPublished, createStatus, rememberIdempotencyKey, type Author, type CreateStatusParams } from "./create.ts";
 import { findVisibleStatus } from "./find.ts";
-import { checkContent, checkVisibility, loadAttachableMedia } from "./validate.ts";
+import { checkContent, checkVisibility, effectiveText, loadAttachableMedia } from "./validate.ts";
 import { userSettings } from "../accounts/settings.ts";
 
 /** A scheduled status must be at least this far ahead. */
@@ -54,7 +54,8 @@ async function checkLimits(ctx: Ctx, accountId: string, at: Date): Promise<void>
  * are reserved for it, and a job publishes it at `at`.
  */
 export async function scheduleStatus(ctx: Ctx, author: Author, params: CreateStatusParams, at: Date, idempotencyKey?: string): Promise<ScheduledStatusRow> {
-  checkContent({ text: params.text, spoilerText: params.spoilerText, mediaIds: params.mediaIds, poll: params.poll });
+  const effective = effectiveText(params.text, params.spoilerText, params.mediaIds);
+  checkContent({ text: effective.text, spoilerText: effective.spoilerText, mediaIds: params.mediaIds, poll: params.poll });
   checkVisibility(params.visibility);
   if (params.inReplyToId) {
     try {
@@ -75,7 +76,8 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: CreateSta
     language: params.language ?? null,
     scheduled_at: null,
     poll: params.poll ? { options: params.poll.options, expires_in: params.poll.expiresIn ?? 0, multiple: params.poll.multiple, hide_totals: params.poll.hideTotals } : null,
-    idempotency: idempotencyKey ?? null,
+    // Mastodon does not echo the key (it is kept apart, for one hour).
+    idempotency: null,
     in_reply_to_id: params.inReplyToId ?? null,
     application_id: author.applicationId,
     with_rate_limit: false,
@@ -161,7 +163,11 @@ export async function publishScheduledStatus(ctx: Ctx, id: string, now = Date.no
     return "published";
   } catch (error) {
     if (error instanceof AlreadyPublished) return "gone";
-    if (error instanceof ApiError && error.status >= 400 && error.status < 500) return drop();
+    if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
+      // Another worker may have published it meanwhile (its media then look taken): not a refusal.
+      const still = await ctx.db.kysely.selectFrom("scheduled_statuses").select("id").where("id", "=", row.id).executeTakeFirst();
+      return still ? drop() : "gone";
+    }
     throw error;
   }
 }

@@ -23,11 +23,22 @@ export interface StatusContent {
   poll: PollParams | undefined;
 }
 
+/**
+ * A post with only a content warning uses the warning as its text (Mastodon's PostStatusService).
+ * `hadWarning` tells whether a warning was given, which makes the post sensitive.
+ */
+export function effectiveText(text: string, spoilerText: string, mediaIds: readonly string[]): { text: string; spoilerText: string; hadWarning: boolean } {
+  const hadWarning = spoilerText.trim() !== "";
+  if (text.trim() === "" && hadWarning && mediaIds.length === 0) return { text: spoilerText, spoilerText: "", hadWarning };
+  return { text, spoilerText, hadWarning };
+}
+
 /** Text, CW, media and poll rules shared by create, edit and scheduling. */
 export function checkContent(content: StatusContent): void {
   if (content.poll && content.mediaIds.length > 0) throw new ValidationFailed("Poll cannot be combined with media attachments");
   if (content.text.trim() === "" && content.mediaIds.length === 0) throw new ValidationFailed("Text can't be blank");
-  if (countedLength(content.spoilerText + content.text, LIMITS.statuses.charactersReservedPerUrl) > LIMITS.statuses.maxCharacters) {
+  // The warning and the text are counted apart, so a warning's last word never joins a URL.
+  if (graphemeLength(content.spoilerText) + countedLength(content.text, LIMITS.statuses.charactersReservedPerUrl) > LIMITS.statuses.maxCharacters) {
     throw new ValidationFailed(`Text character limit of ${LIMITS.statuses.maxCharacters} exceeded`);
   }
   if (content.mediaIds.length > LIMITS.statuses.maxMediaAttachments) throw new Unprocessable(`Cannot attach more than ${LIMITS.statuses.maxMediaAttachments} files`);

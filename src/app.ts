@@ -17,6 +17,7 @@ import pollRoutes from "./api/v1/polls.ts";
 import mediaRoutes from "./api/v1/media.ts";
 import scheduledStatusRoutes from "./api/v1/scheduled_statuses.ts";
 import translationRoutes from "./api/v1/translation.ts";
+import timelineRoutes from "./api/v1/timelines.ts";
 import oauthTokenRoutes from "./api/oauth/token.ts";
 import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
@@ -55,6 +56,7 @@ const ROUTES: RouteModule[] = [
   mediaRoutes,
   scheduledStatusRoutes,
   translationRoutes,
+  timelineRoutes,
   oauthTokenRoutes,
   oauthMetadataRoutes,
   oauthUserinfoRoutes,

@@ -5,10 +5,11 @@ import { foundation } from "./migrations/0001_foundation.ts";
 import { defaultRoles } from "./migrations/0002_default_roles.ts";
 import { signIn } from "./migrations/0003_sign_in.ts";
 import { statuses } from "./migrations/0004_statuses.ts";
+import { timelineIndexes } from "./migrations/0005_timeline_indexes.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses];
+export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes];
 
 /** Applies the pending migrations; returns the names applied. Throws with the failing migration's name. */
 export async function migrateToLatest(db: Db): Promise<string[]> {

@@ -1,0 +1,32 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Ctx } from "../../context.ts";
+import { serializeStatuses } from "../../entities/status.ts";
+import { loadSettings } from "../../services/instance/settings.ts";
+import { AuthenticationRequired } from "../../errors.ts";
+import { publicTimeline } from "../../services/timelines/public.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
+import { toBoolean } from "../params.ts";
+
+export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
+  const anyone = app.auth({ optional: true, scopes: ["read:statuses"] });
+  /** Without the timeline preview, the public timelines need a token (an app token is enough). */
+  const previewAuth = async function (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+    await anyone.call(this, req, reply);
+    if (req.viewer) return;
+    const { values } = await loadSettings(ctx.db.kysely);
+    if (!values.timeline_preview) throw new AuthenticationRequired();
+  };
+
+  app.get("/api/v1/timelines/public", { preHandler: previewAuth }, async (req, reply) => {
+    const viewer = req.viewer?.account ?? undefined;
+    const page = pageParams(req.input, 20, 40);
+    const rows = await publicTimeline(
+      ctx,
+      viewer?.id,
+      { local: toBoolean(req.input.local) === true, remote: toBoolean(req.input.remote) === true, onlyMedia: toBoolean(req.input.only_media) === true },
+      page,
+    );
+    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, nextWhen: "non-empty", keep: ["local", "remote", "only_media"] });
+    return serializeStatuses(ctx, rows, viewer);
+  });
+}

@@ -10,8 +10,6 @@ export type { Engine };
 export interface Db {
   kysely: Kysely<Database>;
   engine: Engine;
-  /** PostgreSQL: the schema the tables live in (migration bookkeeping stays in it too). */
-  schema?: string;
   /** Number of queries run so far (tests use it to prove batching). */
   readonly queryCount: number;
   close(): Promise<void>;
@@ -68,12 +66,11 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   });
   // A dropped idle connection (database restart) must not crash the process; the pool replaces it.
   pool.on("error", () => {});
-  let schema: string;
   try {
+    // Connect once now, so a wrong DATABASE_URL fails at start-up rather than on the first request.
     const client = await pool.connect();
     try {
       if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replace(/"/g, "")}"`);
-      schema = (await client.query<{ schema: string }>("SELECT current_schema() AS schema")).rows[0].schema;
     } finally {
       client.release();
     }
@@ -85,7 +82,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   return {
     kysely,
     engine: "postgres",
-    schema,
     get queryCount() {
       return count;
     },

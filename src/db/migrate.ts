@@ -1,5 +1,4 @@
-import type { Kysely } from "kysely";
-import { Migrator, type Migration, type MigrationResultSet } from "kysely/migration";
+import { sql } from "kysely";
 import type { Db } from "./connect.ts";
 import { foundation } from "./migrations/0001_foundation.ts";
 import { defaultRoles } from "./migrations/0002_default_roles.ts";
@@ -11,24 +10,28 @@ import type { RookeryMigration } from "./migrations/types.ts";
 /** Every migration, in order. Append only: never edit one that has shipped. */
 export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes];
 
-/** Applies the pending migrations; returns the names applied. Throws with the failing migration's name. */
+/**
+ * Applies the pending migrations in one transaction and returns their names. Several processes
+ * may start at once: PostgreSQL serializes them with an advisory lock on the schema, SQLite with
+ * its single writer. (Kysely's Migrator is not used: it inspects every schema of the database,
+ * which fails while another process drops a schema.)
+ */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrations: Record<string, Migration> = {};
-  for (const migration of MIGRATIONS) {
-    // deno-lint-ignore no-explicit-any
-    migrations[migration.name] = { up: (kysely: Kysely<any>) => migration.up(kysely, db.engine) };
-  }
-  const migrator = new Migrator({
-    db: db.kysely,
-    provider: { getMigrations: async () => migrations },
-    // Without a schema Kysely looks for its bookkeeping tables in every schema of the database.
-    migrationTableSchema: db.schema,
+  return db.kysely.transaction().execute(async (tx) => {
+    if (db.engine === "postgres") await sql`SELECT pg_advisory_xact_lock(hashtext(current_schema()))`.execute(tx);
+    await sql`CREATE TABLE IF NOT EXISTS rookery_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(tx);
+    const done = new Set((await sql<{ name: string }>`SELECT name FROM rookery_migrations`.execute(tx)).rows.map((r) => r.name));
+    const applied: string[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.name)) continue;
+      try {
+        await migration.up(tx, db.engine);
+      } catch (error) {
+        throw new Error(`Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      await sql`INSERT INTO rookery_migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`.execute(tx);
+      applied.push(migration.name);
+    }
+    return applied;
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
-  const failed = result.results?.find((r) => r.status === "Error");
-  if (result.error) {
-    const cause = result.error instanceof Error ? result.error.message : String(result.error);
-    throw new Error(`Migration ${failed?.migrationName ?? "(unknown)"} failed: ${cause}`);
-  }
-  return (result.results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }

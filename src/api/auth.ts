@@ -93,6 +93,8 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       }
 
       if (options.scopes && !scopesAllow(found.scopes, options.scopes)) throw new OutsideScopes();
+      // A disabled or suspended user's tokens read nothing, public endpoints included (Mastodon's require_not_suspended!).
+      if (found.user && (found.user.disabled || found.account?.suspended_at)) throw new Forbidden("Your login is currently disabled");
       if (options.user || admin) assertFunctionalUser(found);
       if (options.permission && !(found.role && hasPermission(found.role, options.permission))) throw new Forbidden();
       if (options.optional && ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic && !found.user) {

@@ -71,7 +71,7 @@ export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
     limits: { fieldSize: 1024 * 1024, fields: 1000, parts: 1000, files: 10, headerPairs: 200 },
   });
 
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: "buffer" }, (_req, body: Buffer, done) => {
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: "buffer" }, (_req, body: Buffer, done) => {
     try {
       const text = decodeUtf8(body).trim();
       done(null, text === "" ? {} : JSON.parse(text));

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import { NoResultError } from "kysely";
 import { ApiError } from "../errors.ts";
+import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.ts";
 
 const FASTIFY_CLIENT_ERRORS: Record<string, [number, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: [413, "Request body is too large"],
@@ -26,6 +28,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       if (error.headers) reply.headers(error.headers);
       return reply.code(error.status).send({ error: error.message, ...error.extra });
     }
+    // A row that vanished or appeared under a concurrent request: Mastodon's answers to these races.
+    if (isForeignKeyViolation(error) || error instanceof NoResultError) return reply.code(404).send({ error: "Record not found" });
+    if (isUniqueViolation(error)) return reply.code(422).send({ error: "Duplicate record" });
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
     if (known) return reply.code(known[0]).send({ error: known[1] });
     const status = error.statusCode ?? 500;

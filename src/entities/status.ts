@@ -30,7 +30,7 @@ export interface Status {
   content?: string;
   text?: string;
   reblog: Status | null;
-  application?: { name: string; website: string | null };
+  application: { name: string; website: string | null } | null;
   account: Account;
   media_attachments: MediaAttachment[];
   mentions: Array<{ id: string; username: string; url: string; acct: string }>;
@@ -169,6 +169,7 @@ function build(ctx: Ctx, status: StatusRow, loaded: Loaded, viewer: AccountRow |
     favourites_count: status.favourites_count,
     edited_at: status.edited_at,
     reblog,
+    application: application ? { name: application.name, website: application.website || null } : null,
     account: loaded.accounts.get(status.account_id)!,
     media_attachments: orderedMedia(status, loaded.media.get(status.id) ?? []).map((m) => serializeMediaAttachment(ctx, m)),
     mentions: mentionRows.map((a) => ({ id: a.id, username: a.username, url: accountUrl(ctx, a), acct: acctOf(a) })),
@@ -179,7 +180,6 @@ function build(ctx: Ctx, status: StatusRow, loaded: Loaded, viewer: AccountRow |
   };
   if (options.withSourceText) result.text = status.text;
   else result.content = status.content;
-  if (application) result.application = { name: application.name, website: application.website || null };
   if (viewer) {
     result.favourited = loaded.favourited.has(status.id);
     result.reblogged = loaded.reblogged.has(status.id);

@@ -17,26 +17,30 @@ const MENTION_RE = new RegExp(`(?<![=/\\p{L}\\p{N}_])@(${USERNAME})(?:@([\\p{L}\
 const HASHTAG_CHARS = "\\p{L}\\p{M}\\p{N}_·・\\u200c";
 const HASHTAG_RE = new RegExp(`(?<![=/)\\p{L}\\p{N}])[#＃]([${HASHTAG_CHARS}]+)`, "gu");
 
-/** Drops trailing punctuation that ends a sentence rather than the URL; keeps balanced parentheses. */
+/** Drops trailing punctuation that ends a sentence rather than the URL; keeps balanced parentheses. Linear. */
 function trimUrl(candidate: string): string {
-  let url = candidate;
-  for (;;) {
-    const last = url.at(-1);
-    if (!last) return url;
-    if (".,;:!?'\"*".includes(last)) {
-      url = url.slice(0, -1);
-      continue;
-    }
-    if (last === ")" && (url.match(/\(/g)?.length ?? 0) < (url.match(/\)/g)?.length ?? 0)) {
-      url = url.slice(0, -1);
-      continue;
-    }
-    if (last === "]" && !url.includes("[")) {
-      url = url.slice(0, -1);
-      continue;
-    }
-    return url;
+  let opens = 0;
+  let closes = 0;
+  for (const c of candidate) {
+    if (c === "(") opens++;
+    else if (c === ")") closes++;
   }
+  const hasBracket = candidate.includes("[");
+  let end = candidate.length;
+  while (end > 0) {
+    const last = candidate[end - 1];
+    if (".,;:!?'\"*".includes(last)) {
+      end--;
+    } else if (last === ")" && opens < closes) {
+      closes--;
+      end--;
+    } else if (last === "]" && !hasBracket) {
+      end--;
+    } else {
+      break;
+    }
+  }
+  return candidate.slice(0, end);
 }
 
 function isValidUrl(url: string): boolean {
@@ -55,7 +59,19 @@ export function extractEntities(text: string): TextEntity[] {
     const url = trimUrl(match[0]);
     if (url.length > 0 && isValidUrl(url)) entities.push({ kind: "url", start: match.index, end: match.index + url.length, url });
   }
-  const overlaps = (start: number, end: number) => entities.some((e) => e.kind === "url" && start < e.end && end > e.start);
+  // URLs were found in order and do not overlap each other: a binary search finds a clash.
+  const urls = entities.slice();
+  const overlaps = (start: number, end: number) => {
+    let low = 0;
+    let high = urls.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      if (urls[mid].end <= start) low = mid + 1;
+      else if (urls[mid].start >= end) high = mid - 1;
+      else return true;
+    }
+    return false;
+  };
   for (const match of text.matchAll(MENTION_RE)) {
     let end = match.index + match[0].length;
     let domain = match[2] ?? null;

@@ -39,6 +39,8 @@ export function safeReturnPath(value: string | undefined, fallback = "/settings"
   } catch {
     return fallback;
   }
-  if (url.origin !== base) return fallback;
-  return `${url.pathname}${url.search}${url.hash}`;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  // Normalising may itself produce `//host` (`/.//host`): check what is returned, not only what came in.
+  if (url.origin !== base || !path.startsWith("/") || path.startsWith("//") || path.startsWith("/\\")) return fallback;
+  return path;
 }

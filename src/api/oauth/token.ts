@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { authenticateClient, exchangeAuthorizationCode, issueClientCredentials, OAuthError, passwordGrant, revokeToken } from "../../services/auth/oauth.ts";
 import { toStringParam } from "../params.ts";
+import { applyThrottles, ENDPOINT_THROTTLES } from "../rate_limit.ts";
 
 /** Client credentials from HTTP Basic (client_secret_basic) or the body (client_secret_post). */
 function clientCredentials(req: FastifyRequest): { clientId?: string; clientSecret?: string } {
@@ -10,7 +11,11 @@ function clientCredentials(req: FastifyRequest): { clientId?: string; clientSecr
     const decoded = Buffer.from(header.replace(/^Basic\s+/i, ""), "base64").toString("utf8");
     const colon = decoded.indexOf(":");
     if (colon > 0) {
-      return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
+      try {
+        return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
+      } catch {
+        throw new OAuthError(401, "invalid_client");
+      }
     }
   }
   return { clientId: toStringParam(req.input.client_id), clientSecret: toStringParam(req.input.client_secret) };
@@ -28,6 +33,8 @@ export default async function oauthTokenRoutes(app: FastifyInstance, ctx: Ctx) {
     const grantType = required(req, "grant_type");
     if (!["authorization_code", "client_credentials", "password"].includes(grantType)) throw new OAuthError(400, "unsupported_grant_type");
     const { clientId, clientSecret } = clientCredentials(req);
+    // Password guesses are throttled like the sign-in form.
+    if (grantType === "password") await applyThrottles(ctx.rateLimits, [ENDPOINT_THROTTLES.sign_in], req, reply, undefined);
     const client = await authenticateClient(ctx.db.kysely, clientId, clientSecret);
     switch (grantType) {
       case "authorization_code":

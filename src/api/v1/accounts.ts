@@ -53,6 +53,7 @@ export default async function accountRoutes(app: FastifyInstance, ctx: Ctx) {
         },
         req.ip,
       );
+      // The new user's token carries the app's registered scopes (Mastodon's AppSignUpService).
       const { row, accessToken } = await issueAccessToken(ctx.db.kysely, { applicationId: application.id, userId: user.id, scopes: application.scopes });
       reply.header("Cache-Control", "no-store");
       return tokenResponse(row, accessToken);

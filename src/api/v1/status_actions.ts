@@ -69,7 +69,9 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
     const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
     const page = pageParams(req.input, 40, 80);
     const rows = await rowsFor(status.id, page);
-    const accounts = rows.length ? await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "in", rows.map((r) => r.account_id)).execute() : [];
+    const accounts = rows.length
+      ? await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "in", rows.map((r) => r.account_id)).where("suspended_at", "is", null).execute()
+      : [];
     const byId = new Map(accounts.map((a) => [a.id, a]));
     setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.cursor, limit: page.limit, prevParam: "since_id" });
     return serializeAccounts(ctx, rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined));
@@ -77,7 +79,12 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
 
   app.get("/api/v1/statuses/:id/reblogged_by", { preHandler: readStatuses }, (req, reply) =>
     accountsBehind(req, reply, (statusId, page) =>
-      fetchPage(ctx.db.kysely.selectFrom("statuses").select(["id as cursor", "account_id"]).where("reblog_of_id", "=", statusId), "id", page),
+      // Followers-only boosts stay out of the public list, as Mastodon lists only public and unlisted ones.
+      fetchPage(
+        ctx.db.kysely.selectFrom("statuses").select(["id as cursor", "account_id"]).where("reblog_of_id", "=", statusId).where("visibility", "in", ["public", "unlisted"]),
+        "id",
+        page,
+      ),
     ),
   );
 

@@ -4,6 +4,7 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, UserRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
 import { hashPassword } from "./passwords.ts";
 import { describeDetails, validateNewUser } from "./validation.ts";
 
@@ -59,6 +60,22 @@ export async function createLocalUser(ctx: Ctx, params: CreateLocalUserParams): 
     hashPassword(params.password),
   ]);
   const now = new Date().toISOString();
+  try {
+    return await insertUser(ctx, params, { username, email, keys, encryptedPassword, now });
+  } catch (error) {
+    // Someone took the name or address between the check and the insert: answer as the check would.
+    if (!isUniqueViolation(error)) throw error;
+    const raced = await validateNewUser(ctx.db.kysely, { username, email, password: params.password }, { allowReserved: true });
+    throw new ValidationFailed(describeDetails(raced), { details: raced });
+  }
+}
+
+async function insertUser(
+  ctx: Ctx,
+  params: CreateLocalUserParams,
+  values: { username: string; email: string; keys: { publicKey: string; privateKey: string }; encryptedPassword: string; now: string },
+): Promise<LocalUser> {
+  const { username, email, keys, encryptedPassword, now } = values;
   return ctx.db.kysely.transaction().execute(async (tx) => {
     const account = await tx
       .insertInto("accounts")

@@ -5,6 +5,7 @@ import { LIMITS } from "../../limits.ts";
 import { coverResize, EXTENSIONS, inspectImage, staticFrame, type ResizedImage } from "../../media/images.ts";
 import { randomFileName } from "../../media/storage.ts";
 import { countedLength, graphemeLength } from "../../text/entities.ts";
+import { RAW_LENGTH_LIMIT } from "../statuses/validate.ts";
 import { formatText } from "../../text/format.ts";
 import { isLanguageCode } from "../../text/languages.ts";
 import { storedFields } from "../../entities/account.ts";
@@ -89,7 +90,9 @@ function checkTexts(update: ProfileUpdate): string[] {
   const limits = LIMITS.accounts;
   if (update.displayName !== undefined && graphemeLength(update.displayName) > limits.maxDisplayNameLength) problems.push(tooLong("Display name", limits.maxDisplayNameLength));
   // Bios are counted like posts: a URL is 23 characters, a remote mention only its @username.
-  if (update.note !== undefined && countedLength(update.note, LIMITS.statuses.charactersReservedPerUrl) > limits.maxNoteLength) problems.push(tooLong("Note", limits.maxNoteLength));
+  if (update.note !== undefined && (update.note.length > RAW_LENGTH_LIMIT || countedLength(update.note, LIMITS.statuses.charactersReservedPerUrl) > limits.maxNoteLength)) {
+    problems.push(tooLong("Note", limits.maxNoteLength));
+  }
   if (update.avatarDescription !== undefined && graphemeLength(update.avatarDescription) > limits.maxAvatarDescriptionLength) problems.push(tooLong("Avatar description", limits.maxAvatarDescriptionLength));
   if (update.headerDescription !== undefined && graphemeLength(update.headerDescription) > limits.maxHeaderDescriptionLength) problems.push(tooLong("Header description", limits.maxHeaderDescriptionLength));
   if (update.fields) {

@@ -149,16 +149,29 @@ export async function updateMedia(ctx: Ctx, media: MediaAttachmentRow, params: {
     .executeTakeFirstOrThrow();
 }
 
-/** Deletes media rows and their files. */
-export async function destroyMedia(ctx: Ctx, rows: readonly MediaAttachmentRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await ctx.db.kysely.deleteFrom("media_attachments").where("id", "in", rows.map((r) => r.id)).execute();
+/** Deletes media rows that are still unattached, and their files; returns how many went. */
+export async function destroyMedia(ctx: Ctx, rows: readonly MediaAttachmentRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  // Re-checked in the DELETE itself: a post may have taken one of them meanwhile.
+  const gone = await ctx.db.kysely
+    .deleteFrom("media_attachments")
+    .where("id", "in", rows.map((r) => r.id))
+    .where("status_id", "is", null)
+    .where("scheduled_status_id", "is", null)
+    .returning("id")
+    .execute();
+  const removed = new Set(gone.map((r) => r.id));
   for (const row of rows) {
+    if (!removed.has(row.id)) continue;
     for (const key of [row.file, row.preview_file, row.thumbnail_file]) if (key) await ctx.media.delete(key);
   }
+  return removed.size;
 }
 
-/** Removes uploads never attached to a status within a day (the `media.cleanup` job). */
+/**
+ * Removes media left unattached for a day (the `media.cleanup` job): never used, or detached by a
+ * deletion or an edit more than a day ago (`updated_at` moves when media are detached).
+ */
 export async function removeUnattachedMedia(ctx: Ctx, olderThanMs = 24 * 60 * 60 * 1000): Promise<number> {
   const cutoff = new Date(Date.now() - olderThanMs).toISOString();
   const rows = await ctx.db.kysely
@@ -166,9 +179,8 @@ export async function removeUnattachedMedia(ctx: Ctx, olderThanMs = 24 * 60 * 60
     .selectAll()
     .where("status_id", "is", null)
     .where("scheduled_status_id", "is", null)
-    .where("created_at", "<", cutoff)
+    .where("updated_at", "<", cutoff)
     .limit(1000)
     .execute();
-  await destroyMedia(ctx, rows);
-  return rows.length;
+  return destroyMedia(ctx, rows);
 }

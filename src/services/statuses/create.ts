@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, Database, StatusRow, UserRow } from "../../db/schema.ts";
-import { NotFound } from "../../errors.ts";
+import { NotFound, Unprocessable } from "../../errors.ts";
 import { formatText } from "../../text/format.ts";
 import { extractEntities } from "../../text/entities.ts";
 import { userSettings } from "../accounts/settings.ts";
@@ -59,15 +59,30 @@ export async function findIdempotent(db: Kysely<Database>, accountId: string, ke
 /** Records an Idempotency-Key inside the creating transaction; a concurrent duplicate fails on the key. */
 export async function rememberIdempotencyKey(db: Kysely<Database>, accountId: string, key: string, target: { statusId?: string; scheduledStatusId?: string }): Promise<void> {
   const now = new Date().toISOString();
-  await db.deleteFrom("idempotency_keys").where("account_id", "=", accountId).where("key", "=", key).where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString()).execute();
+  // An expired key, or one whose status was deleted (or whose scheduled status is gone), may be used again.
+  await db
+    .deleteFrom("idempotency_keys")
+    .where("account_id", "=", accountId)
+    .where("key", "=", key)
+    .where((eb) =>
+      eb.or([
+        eb("created_at", "<", new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString()),
+        eb.and([eb("status_id", "is not", null), eb.not(eb.exists(eb.selectFrom("statuses").select("statuses.id").whereRef("statuses.id", "=", "idempotency_keys.status_id")))]),
+        eb.and([
+          eb("scheduled_status_id", "is not", null),
+          eb.not(eb.exists(eb.selectFrom("scheduled_statuses").select("scheduled_statuses.id").whereRef("scheduled_statuses.id", "=", "idempotency_keys.scheduled_status_id"))),
+        ]),
+      ]),
+    )
+    .execute();
   await db
     .insertInto("idempotency_keys")
     .values({ account_id: accountId, key, status_id: target.statusId ?? null, scheduled_status_id: target.scheduledStatusId ?? null, created_at: now })
     .execute();
 }
 
-/** The status replied to, which the author must be able to see. */
-async function replyTarget(ctx: Ctx, author: AccountRow, id: string | undefined): Promise<StatusRow | undefined> {
+/** The status replied to, which the author must be able to see (and which is not a boost). */
+export async function replyTarget(ctx: Ctx, author: AccountRow, id: string | undefined): Promise<StatusRow | undefined> {
   if (!id) return undefined;
   const parent = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", id).executeTakeFirst();
   if (!parent || parent.reblog_of_id || !(await isStatusVisible(ctx.db.kysely, parent, author.id))) {
@@ -134,7 +149,15 @@ export async function createStatus(ctx: Ctx, author: Author, params: CreateStatu
     }
     await tagStatus(tx, id, tags, nowIso);
     if (media.length > 0) {
-      await tx.updateTable("media_attachments").set({ status_id: id, updated_at: nowIso }).where("id", "in", media.map((m) => m.id)).execute();
+      // Only still-free media are taken, so two posts racing for one file cannot both get it.
+      const taken = await tx
+        .updateTable("media_attachments")
+        .set({ status_id: id, updated_at: nowIso })
+        .where("id", "in", media.map((m) => m.id))
+        .where("status_id", "is", null)
+        .where("scheduled_status_id", "is", null)
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) !== media.length) throw new Unprocessable(`Media ${media.map((m) => m.id).join(", ")} not found or already attached to another post`);
     }
     let row = status;
     if (params.poll) {

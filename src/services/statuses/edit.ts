@@ -11,7 +11,7 @@ import { parseFocus } from "../media/focus.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
 import { hasPreviewableLink } from "./create.ts";
 import { detachCard } from "../cards/fetch.ts";
-import { checkContent, loadAttachableMedia, normalizeLanguage, type PollParams } from "./validate.ts";
+import { checkContent, effectiveText, loadAttachableMedia, normalizeLanguage, type PollParams } from "./validate.ts";
 
 export interface MediaAttribute {
   id: string;
@@ -72,9 +72,9 @@ function keepsVotes(current: PollRow, next: PollParams): boolean {
  */
 export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatusParams): Promise<StatusRow> {
   const db = ctx.db.kysely;
-  const text = params.text ?? status.text;
-  const spoilerText = params.spoilerText ?? status.spoiler_text;
-  const mediaIds = params.mediaIds ?? mediaOrder(status);
+  const mediaIds = [...new Set(params.mediaIds ?? mediaOrder(status))];
+  // A warning with no text becomes the text, as when posting.
+  const { text, spoilerText } = effectiveText(params.text ?? status.text, params.spoilerText ?? status.spoiler_text, mediaIds);
   const currentPoll = status.poll_id ? await db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst() : undefined;
   // An edit follows the rules of a new post (text or media, length, poll limits).
   checkContent({ text, spoilerText, mediaIds, poll: params.poll });

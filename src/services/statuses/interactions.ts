@@ -129,6 +129,13 @@ export async function reblog(ctx: Ctx, viewer: AccountRow, status: StatusRow, re
 /** Removes the viewer's boost of `status`, if any; returns the boosted status. */
 export async function unreblog(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<StatusRow> {
   const boosts = await ctx.db.kysely.selectFrom("statuses").selectAll().where("account_id", "=", viewer.id).where("reblog_of_id", "=", status.id).execute();
-  for (const boost of boosts) await deleteStatus(ctx, boost);
+  for (const boost of boosts) {
+    try {
+      await deleteStatus(ctx, boost);
+    } catch (error) {
+      // Another request removed it first: the outcome is the same.
+      if (!(error instanceof NotFound)) throw error;
+    }
+  }
   return reload(ctx, status.id);
 }

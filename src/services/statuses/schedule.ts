@@ -2,8 +2,7 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, ScheduledStatusRow } from "../../db/schema.ts";
 import { ApiError, NotFound, ValidationFailed } from "../../errors.ts";
-import { AlreadyPublished, createStatus, rememberIdempotencyKey, type Author, type CreateStatusParams } from "./create.ts";
-import { findVisibleStatus } from "./find.ts";
+import { AlreadyPublished, createStatus, rememberIdempotencyKey, replyTarget, type Author, type CreateStatusParams } from "./create.ts";
 import { checkContent, checkVisibility, effectiveText, loadAttachableMedia } from "./validate.ts";
 import { userSettings } from "../accounts/settings.ts";
 
@@ -57,13 +56,7 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: CreateSta
   const effective = effectiveText(params.text, params.spoilerText, params.mediaIds);
   checkContent({ text: effective.text, spoilerText: effective.spoilerText, mediaIds: params.mediaIds, poll: params.poll });
   checkVisibility(params.visibility);
-  if (params.inReplyToId) {
-    try {
-      await findVisibleStatus(ctx, params.inReplyToId, author.account.id);
-    } catch {
-      throw new NotFound("The post you are trying to reply to does not appear to exist.");
-    }
-  }
+  await replyTarget(ctx, author.account, params.inReplyToId);
   const media = await loadAttachableMedia(ctx.db.kysely, author.account.id, params.mediaIds);
   await checkLimits(ctx, author.account.id, at);
   const settings = userSettings(author.user);

@@ -5,6 +5,9 @@ import { LIMITS } from "../../limits.ts";
 import { countedLength, graphemeLength } from "../../text/entities.ts";
 import { isLanguageCode } from "../../text/languages.ts";
 
+/** Raw text longer than this cannot fit the counted limit, whatever it holds. */
+export const RAW_LENGTH_LIMIT = 20_000;
+
 export const VISIBILITIES = ["public", "unlisted", "private", "direct"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 
@@ -37,6 +40,8 @@ export function effectiveText(text: string, spoilerText: string, mediaIds: reado
 export function checkContent(content: StatusContent): void {
   if (content.poll && content.mediaIds.length > 0) throw new ValidationFailed("Poll cannot be combined with media attachments");
   if (content.text.trim() === "" && content.mediaIds.length === 0) throw new ValidationFailed("Text can't be blank");
+  // Far beyond any possible count (URLs count 23 however long): refuse before parsing at all.
+  if (content.text.length + content.spoilerText.length > RAW_LENGTH_LIMIT) throw new ValidationFailed(`Text character limit of ${LIMITS.statuses.maxCharacters} exceeded`);
   // The warning and the text are counted apart, so a warning's last word never joins a URL.
   if (graphemeLength(content.spoilerText) + countedLength(content.text, LIMITS.statuses.charactersReservedPerUrl) > LIMITS.statuses.maxCharacters) {
     throw new ValidationFailed(`Text character limit of ${LIMITS.statuses.maxCharacters} exceeded`);

@@ -26,8 +26,9 @@ export async function publicTimeline(ctx: Ctx, viewerAccountId: string | undefin
     .where("statuses.deleted_at", "is", null)
     .where((eb) => eb.or([eb("statuses.in_reply_to_id", "is", null), eb("statuses.in_reply_to_account_id", "=", eb.ref("statuses.account_id"))]))
     .where("statuses.account_id", "not in", db.selectFrom("accounts").select("id").where((eb) => eb.or([eb("suspended_at", "is not", null), eb("silenced_at", "is not", null)])));
-  if (options.local) query = query.where("statuses.local", "=", true);
-  if (options.remote) query = query.where("statuses.local", "=", false);
+  // Both at once means neither, as in Mastodon.
+  if (options.local && !options.remote) query = query.where("statuses.local", "=", true);
+  if (options.remote && !options.local) query = query.where("statuses.local", "=", false);
   if (options.onlyMedia) {
     query = query.where((eb) => eb.exists(eb.selectFrom("media_attachments").select("media_attachments.id").whereRef("media_attachments.status_id", "=", "statuses.id")));
   }

@@ -1,22 +1,60 @@
 /**
  * The test kit every test uses: a fresh app on a fresh database (SQLite in memory by default, a
- * private PostgreSQL schema when TEST_DATABASE_URL=postgres://…), the named standard accounts, and
- * request helpers that go through HTTP (Fastify's inject).
+ * private PostgreSQL schema when TEST_DATABASE_URL=postgres://…), the named standard accounts and
+ * data set, helpers that build the social graph and content, a shared scope check, and request
+ * helpers that go through HTTP (Fastify's inject). Response bodies are typed in types.ts.
+ *
+ * The standard accounts (`standardAccounts(ctx)`, made once per server):
+ *   alice   a local user; the author of the standard statuses
+ *   bob     a local user; follows alice
+ *   carol   a local user; a stranger to alice (follows nobody of hers)
+ *   admin   a local user with the Admin role
+ *   lucy    a local user with a locked account (follow requests need approval)
+ *   rita    rita@remote.example, a remote account with no user
+ *   app     the "Test Client" application every standard token was issued through
+ * Every standard token holds `read write follow push`.
+ *
+ * The standard data set (`standardData(server)`, built on first use, once per server, so tests that
+ * do not ask for it pay nothing). Everything goes through the app (HTTP) except the social graph,
+ * which is stored the way the app would store it (see `follow`):
+ *   follows
+ *     bob → alice        so bob reads alice's private status
+ *     rita → alice       a remote follower
+ *     carol → lucy       an accepted follower of the locked account
+ *   blocks
+ *     carol ⊘ rita
+ *   statuses, all by alice, oldest first
+ *     alicePublic        "Hello from alice #introduction", public
+ *     aliceUnlisted      "Quietly unlisted", unlisted
+ *     alicePrivate       "For my followers only", private: alice and bob see it, carol does not
+ *     aliceDirect        "@bob a secret between us", direct: alice and bob see it
+ *     bobReply           bob's public reply "@alice welcome!" to alicePublic (replies_count 1)
+ *   media
+ *     aliceUnattached    alice's uploaded image (PNG 32×24), attached to nothing, described "A teal rectangle"
+ *   emoji
+ *     blobcat            a local custom emoji, visible in the picker
+ * Not there yet: mutes and pending follow requests (the database has no tables for them).
+ *
+ * Rows in `TestUser.account` are snapshots taken when the user was made: read counters and flags
+ * that helpers change through the API (`accountJson`) or the database.
  */
+import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { before, describe, test } from "node:test";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import pg from "pg";
 import { pino } from "pino";
+import sharp from "sharp";
 import { buildApp } from "../src/app.ts";
 import { loadConfig, type Config } from "../src/config.ts";
 import type { Ctx } from "../src/context.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { newId } from "../src/db/ids.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
-import type { AccountRow, ApplicationRow, UserRow } from "../src/db/schema.ts";
+import type { AccountRow, ApplicationRow, CustomEmojiRow, UserRow } from "../src/db/schema.ts";
 import { JobQueue } from "../src/jobs/queue.ts";
 import { MemoryRateLimitStore } from "../src/api/rate_limit.ts";
 import type { MailDomainChecker } from "../src/services/mail/domains.ts";
@@ -25,7 +63,9 @@ import { registerJobHandlers } from "../src/jobs/handlers.ts";
 import { createLocalUser } from "../src/services/accounts/create.ts";
 import { findRoleByName } from "../src/services/accounts/roles.ts";
 import { insertApplication } from "../src/services/auth/applications.ts";
+import { parentScope, READ_SCOPES, WRITE_SCOPES } from "../src/services/auth/scopes.ts";
 import { issueAccessToken } from "../src/services/auth/tokens.ts";
+import type { Account, MediaAttachment, Status, Visibility } from "./types.ts";
 
 /** Which engine this run uses: `sqlite` unless TEST_DATABASE_URL names a PostgreSQL database. */
 export const TEST_ENGINE: "sqlite" | "postgres" = process.env.TEST_DATABASE_URL?.startsWith("postgres") ? "postgres" : "sqlite";
@@ -185,8 +225,19 @@ export async function createRemoteAccount(ctx: Ctx, username: string, domain: st
     .executeTakeFirstOrThrow();
 }
 
-/** The named standard data set: alice, bob, carol, admin, lucy (locked) and rita@remote.example. */
-export async function standardAccounts(ctx: Ctx): Promise<StandardAccounts> {
+const madeAccounts = new WeakMap<Ctx, Promise<StandardAccounts>>();
+
+/** The standard accounts (see the top of this file), made on the first call for a server and shared after. */
+export function standardAccounts(ctx: Ctx): Promise<StandardAccounts> {
+  let accounts = madeAccounts.get(ctx);
+  if (!accounts) {
+    accounts = makeStandardAccounts(ctx);
+    madeAccounts.set(ctx, accounts);
+  }
+  return accounts;
+}
+
+async function makeStandardAccounts(ctx: Ctx): Promise<StandardAccounts> {
   const app = await testApplication(ctx);
   const alice = await createUser(ctx, "alice");
   const bob = await createUser(ctx, "bob");
@@ -261,4 +312,324 @@ export function multipartBody(parts: Array<{ name: string; value: string | Buffe
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+// ---- The social graph. Stored as the app stores it; the signatures fit HTTP calls later. ----
+
+type AnyAccount = TestUser | AccountRow;
+const accountOf = (who: AnyAccount): AccountRow => ("account" in who ? who.account : who);
+
+export interface FollowOptions {
+  /** Show the target's boosts in the follower's home feed (default true). */
+  showReblogs?: boolean;
+  /** Notify the follower of the target's new posts (default false). */
+  notify?: boolean;
+  /** Only statuses in these ISO 639-1 languages reach the follower's feed (default: all). */
+  languages?: string[];
+}
+
+/**
+ * `follower` follows `target` (already accepted, also for a locked target: there are no follow
+ * requests yet). Following twice is a no-op; both accounts' counters move once, as Mastodon's do.
+ */
+export async function follow(server: TestServer, follower: AnyAccount, target: AnyAccount, options: FollowOptions = {}): Promise<void> {
+  const from = accountOf(follower);
+  const to = accountOf(target);
+  const now = new Date().toISOString();
+  await server.ctx.db.kysely.transaction().execute(async (tx) => {
+    const inserted = await tx
+      .insertInto("follows")
+      .values({
+        id: newId(),
+        account_id: from.id,
+        target_account_id: to.id,
+        show_reblogs: options.showReblogs ?? true,
+        notify: options.notify ?? false,
+        languages: options.languages ? JSON.stringify(options.languages) : null,
+        uri: from.domain ? `${from.uri}#follows/${newId()}` : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
+      .returning("id")
+      .executeTakeFirst();
+    if (!inserted) return;
+    await tx.updateTable("accounts").set((eb) => ({ following_count: eb("following_count", "+", 1) })).where("id", "=", from.id).execute();
+    await tx.updateTable("accounts").set((eb) => ({ followers_count: eb("followers_count", "+", 1) })).where("id", "=", to.id).execute();
+  });
+}
+
+/** `follower` stops following `target`; the counters move back. Not following is a no-op. */
+export async function unfollow(server: TestServer, follower: AnyAccount, target: AnyAccount): Promise<void> {
+  const from = accountOf(follower);
+  const to = accountOf(target);
+  await server.ctx.db.kysely.transaction().execute(async (tx) => {
+    const removed = await tx.deleteFrom("follows").where("account_id", "=", from.id).where("target_account_id", "=", to.id).returning("id").executeTakeFirst();
+    if (!removed) return;
+    await tx.updateTable("accounts").set((eb) => ({ following_count: eb("following_count", "-", 1) })).where("id", "=", from.id).execute();
+    await tx.updateTable("accounts").set((eb) => ({ followers_count: eb("followers_count", "-", 1) })).where("id", "=", to.id).execute();
+  });
+}
+
+/** `blocker` blocks `target`. As in Mastodon, a follow in either direction ends. Blocking twice is a no-op. */
+export async function block(server: TestServer, blocker: AnyAccount, target: AnyAccount): Promise<void> {
+  const from = accountOf(blocker);
+  const to = accountOf(target);
+  await unfollow(server, from, to);
+  await unfollow(server, to, from);
+  await server.ctx.db.kysely
+    .insertInto("blocks")
+    .values({ id: newId(), account_id: from.id, target_account_id: to.id, uri: from.domain ? `${from.uri}#blocks/${newId()}` : null, created_at: new Date().toISOString() })
+    .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
+    .execute();
+}
+
+/** `blocker` lifts a block on `target`; follows ended by the block stay ended. */
+export async function unblock(server: TestServer, blocker: AnyAccount, target: AnyAccount): Promise<void> {
+  await server.ctx.db.kysely.deleteFrom("blocks").where("account_id", "=", accountOf(blocker).id).where("target_account_id", "=", accountOf(target).id).execute();
+}
+
+// ---- Content through the API. ----
+
+/** Parameters of POST /api/v1/statuses as a client sends them (JSON). */
+export interface StatusParams {
+  status?: string;
+  visibility?: Visibility;
+  in_reply_to_id?: string;
+  media_ids?: string[];
+  sensitive?: boolean;
+  spoiler_text?: string;
+  language?: string;
+  poll?: { options: string[]; expires_in: number | string; multiple?: boolean; hide_totals?: boolean };
+}
+
+/**
+ * Posts a status as `author` (JSON, or form pairs such as `["poll[options][]", "a"]`) and asserts
+ * it was created. For refused posts, send the request with `request` and check `errorOf`.
+ */
+export async function postStatus(server: TestServer, author: TestUser, params: StatusParams | Array<[string, string]>, headers?: Record<string, string>): Promise<Status> {
+  const body = Array.isArray(params) ? { form: params } : { json: params };
+  const res = await request(server.app, "POST", "/api/v1/statuses", { token: author.token, headers, ...body });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as Status;
+}
+
+export interface ImageOptions {
+  width?: number;
+  height?: number;
+  format?: "png" | "jpeg";
+  /** A CSS colour; the image is one flat colour. */
+  color?: string;
+  description?: string;
+  /** "x,y", each from -1 to 1. */
+  focus?: string;
+}
+
+const images = new Map<string, Promise<Buffer>>();
+
+/** A flat-coloured image (made once per shape, since tests upload many). */
+export function testImage(options: Pick<ImageOptions, "width" | "height" | "format" | "color"> = {}): Promise<Buffer> {
+  const { width = 32, height = 24, format = "png", color = "#2a9d8f" } = options;
+  const key = `${width}x${height}.${format}.${color}`;
+  let image = images.get(key);
+  if (!image) {
+    const canvas = sharp({ create: { width, height, channels: 3, background: color } });
+    image = (format === "png" ? canvas.png() : canvas.jpeg()).toBuffer();
+    images.set(key, image);
+  }
+  return image;
+}
+
+/** Uploads an image as `owner` through POST /api/v2/media and asserts it was stored; it stays unattached. */
+export async function uploadImage(server: TestServer, owner: TestUser, options: ImageOptions = {}): Promise<MediaAttachment> {
+  const format = options.format ?? "png";
+  const parts: Parameters<typeof multipartBody>[0] = [{ name: "file", value: await testImage(options), filename: `image.${format === "png" ? "png" : "jpg"}`, type: `image/${format}` }];
+  if (options.description !== undefined) parts.push({ name: "description", value: options.description });
+  if (options.focus !== undefined) parts.push({ name: "focus", value: options.focus });
+  const { body, contentType } = multipartBody(parts);
+  const res = await request(server.app, "POST", "/api/v2/media", { token: owner.token, body, headers: { "content-type": contentType } });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as MediaAttachment;
+}
+
+export interface EmojiOptions {
+  /** null (the default) for a local emoji. */
+  domain?: string | null;
+  /** Where the image is; by default https://rookery.test/emoji/<shortcode>.png. */
+  imageRemoteUrl?: string | null;
+  imageFile?: string | null;
+  imageStaticFile?: string | null;
+  disabled?: boolean;
+  visibleInPicker?: boolean;
+  category?: string | null;
+}
+
+/** Stores a custom emoji (the admin commands that import them are not what tests of posts are about). */
+export async function createCustomEmoji(server: TestServer, shortcode: string, options: EmojiOptions = {}): Promise<CustomEmojiRow> {
+  const now = new Date().toISOString();
+  const domain = options.domain ?? null;
+  return server.ctx.db.kysely
+    .insertInto("custom_emojis")
+    .values({
+      id: newId(),
+      shortcode,
+      domain,
+      uri: domain ? `https://${domain}/emojis/${shortcode}` : null,
+      image_file: options.imageFile ?? null,
+      image_static_file: options.imageStaticFile ?? null,
+      image_remote_url: options.imageRemoteUrl === undefined ? `https://${domain ?? "rookery.test"}/emoji/${shortcode}.png` : options.imageRemoteUrl,
+      disabled: options.disabled ?? false,
+      visible_in_picker: options.visibleInPicker ?? true,
+      category: options.category ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** An account as the API shows it to anonymous readers (counters included). */
+export async function accountJson(server: TestServer, account: AnyAccount): Promise<Account> {
+  const res = await get(server.app, `/api/v1/accounts/${accountOf(account).id}`);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as Account;
+}
+
+/** A status as `reader` sees it (anonymous without a token); asserts it is visible. */
+export async function statusJson(server: TestServer, id: string, reader?: TestUser | string): Promise<Status> {
+  const res = await get(server.app, `/api/v1/statuses/${id}`, typeof reader === "string" ? reader : reader?.token);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as Status;
+}
+
+// ---- The standard data set (documented at the top of this file). ----
+
+export interface StandardData extends StandardAccounts {
+  statuses: {
+    alicePublic: Status;
+    aliceUnlisted: Status;
+    alicePrivate: Status;
+    aliceDirect: Status;
+    bobReply: Status;
+  };
+  media: { aliceUnattached: MediaAttachment };
+  emoji: { blobcat: CustomEmojiRow };
+}
+
+const madeData = new WeakMap<TestServer, Promise<StandardData>>();
+
+/** The standard accounts with their follows, statuses, media and emoji; built on the first call for a server. */
+export function standardData(server: TestServer): Promise<StandardData> {
+  let data = madeData.get(server);
+  if (!data) {
+    data = makeStandardData(server);
+    madeData.set(server, data);
+  }
+  return data;
+}
+
+async function makeStandardData(server: TestServer): Promise<StandardData> {
+  const accounts = await standardAccounts(server.ctx);
+  const { alice, bob, carol, lucy, rita } = accounts;
+  await follow(server, bob, alice);
+  await follow(server, rita, alice);
+  await follow(server, carol, lucy);
+  await block(server, carol, rita);
+  const blobcat = await createCustomEmoji(server, "blobcat");
+  const alicePublic = await postStatus(server, alice, { status: "Hello from alice #introduction" });
+  const aliceUnlisted = await postStatus(server, alice, { status: "Quietly unlisted", visibility: "unlisted" });
+  const alicePrivate = await postStatus(server, alice, { status: "For my followers only", visibility: "private" });
+  const aliceDirect = await postStatus(server, alice, { status: "@bob a secret between us", visibility: "direct" });
+  const bobReply = await postStatus(server, bob, { status: "@alice welcome!", in_reply_to_id: alicePublic.id });
+  const aliceUnattached = await uploadImage(server, alice, { description: "A teal rectangle" });
+  return {
+    ...accounts,
+    statuses: { alicePublic, aliceUnlisted, alicePrivate, aliceDirect, bobReply },
+    media: { aliceUnattached },
+    emoji: { blobcat },
+  };
+}
+
+// ---- The shared scope check (Mastodon's "forbidden for wrong scope" examples). ----
+
+export const INVALID_TOKEN = "The access token is invalid";
+export const OUTSIDE_SCOPES = "This action is outside the authorized scopes";
+export const USER_REQUIRED = "This method requires an authenticated user";
+
+export interface AuthCheck {
+  /** The scope the route requires, e.g. `write:statuses`; its parent (`write`) must do as well. */
+  scope: string;
+  /** A user token is required: an app token holding the scope gets 422 (default). With false it is served. */
+  user?: boolean;
+  /** Callers without a token are served (optional authentication): a 2xx instead of 401. */
+  anonymous?: boolean;
+  /** Scopes that must not be enough; by default the other of read/write, `push`, and a sibling of `scope`. */
+  insufficient?: string[];
+  /**
+   * Sends one request with `token` (undefined: none). `owner` is the user behind the scoped tokens
+   * (made for the check); create what the request needs with `owner.token`, which holds every scope.
+   */
+  send: (server: TestServer, token: string | undefined, owner: TestUser) => Promise<LightMyRequestResponse>;
+}
+
+let checkedRoutes = 0;
+
+function insufficientFor(scope: string): string[] {
+  const [family, subject] = scope.split(":");
+  const other = family === "read" ? "write" : "read";
+  const siblings: readonly string[] = family === "read" ? READ_SCOPES : family === "write" ? WRITE_SCOPES : [];
+  const sibling = subject ? siblings.find((s) => s !== scope) : undefined;
+  return [other, "push", ...(sibling ? [sibling] : [])];
+}
+
+/**
+ * A suite that checks how `route` answers each kind of caller: 401 without a (valid) token, 403 for
+ * a token lacking the scope, 422 for an app token when a user is required, and success with the
+ * scope or its parent. `server` is read when the tests run (servers are made in `before`).
+ */
+export function describeAuth(route: string, server: () => TestServer, check: AuthCheck): void {
+  const needsUser = check.user ?? true;
+  const ok = (res: LightMyRequestResponse, label: string) => assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${label}: ${res.statusCode} ${res.body}`);
+  describe(`${route}: who may call it`, () => {
+    let owner: TestUser;
+    before(async () => {
+      owner = await createUser(server().ctx, `scopecheck${++checkedRoutes}`);
+    });
+
+    if (check.anonymous) {
+      // Mastodon ignores an unknown token on public endpoints (only a revoked one is 401).
+      test("anonymous callers are served, also with an unknown token", async () => {
+        ok(await check.send(server(), undefined, owner), "no token");
+        ok(await check.send(server(), "not-a-token", owner), "unknown token");
+      });
+    } else {
+      test("401 without a token or with an unknown one", async () => {
+        assert.deepEqual(errorOf(await check.send(server(), undefined, owner)), [401, INVALID_TOKEN]);
+        assert.deepEqual(errorOf(await check.send(server(), "not-a-token", owner)), [401, INVALID_TOKEN]);
+      });
+    }
+
+    test(`403 for a token without ${check.scope}`, async () => {
+      for (const scopes of check.insufficient ?? insufficientFor(check.scope)) {
+        const token = await tokenFor(server().ctx, owner, scopes);
+        assert.deepEqual(errorOf(await check.send(server(), token, owner)), [403, OUTSIDE_SCOPES], scopes);
+      }
+    });
+
+    test(`${check.scope} or the scope above it is enough`, async () => {
+      for (const scopes of [check.scope, parentScope(check.scope)].filter((s) => s !== undefined)) {
+        ok(await check.send(server(), await tokenFor(server().ctx, owner, scopes), owner), scopes);
+      }
+    });
+
+    if (needsUser) {
+      test("422 for an app token, which has no user", async () => {
+        assert.deepEqual(errorOf(await check.send(server(), await appToken(server().ctx, check.scope), owner)), [422, USER_REQUIRED]);
+      });
+    } else {
+      test("an app token holding the scope is served", async () => {
+        ok(await check.send(server(), await appToken(server().ctx, check.scope), owner), "app token");
+      });
+    }
+  });
 }

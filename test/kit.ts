@@ -488,9 +488,10 @@ export async function createCustomEmoji(server: TestServer, shortcode: string, o
     .executeTakeFirstOrThrow();
 }
 
-/** An account as the API shows it to anonymous readers (counters included). */
-export async function accountJson(server: TestServer, account: AnyAccount): Promise<Account> {
-  const res = await get(server.app, `/api/v1/accounts/${accountOf(account).id}`);
+/** An account (or account ID) as the API shows it to anonymous readers, counters included. */
+export async function accountJson(server: TestServer, account: AnyAccount | string): Promise<Account> {
+  const id = typeof account === "string" ? account : accountOf(account).id;
+  const res = await get(server.app, `/api/v1/accounts/${id}`);
   assert.equal(res.statusCode, 200, res.body);
   return res.json() as Account;
 }
@@ -500,6 +501,16 @@ export async function statusJson(server: TestServer, id: string, reader?: TestUs
   const res = await get(server.app, `/api/v1/statuses/${id}`, typeof reader === "string" ? reader : reader?.token);
   assert.equal(res.statusCode, 200, res.body);
   return res.json() as Status;
+}
+
+/** How many status rows an account has (boosts and direct messages included), to prove a refusal stored nothing. */
+export async function statusRowCount(server: TestServer, account: AnyAccount): Promise<number> {
+  const row = await server.ctx.db.kysely
+    .selectFrom("statuses")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("account_id", "=", accountOf(account).id)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 // ---- The standard data set (documented at the top of this file). ----

@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { newId } from "../../../src/db/ids.ts";
 import {
   createTestServer,
+  describeAuth,
   createUser,
   follow,
   get,
@@ -137,5 +138,12 @@ describe("GET /api/v1/statuses/:id/context", () => {
     assert.equal((await get(server.app, `/api/v1/statuses/${secret.id}/context`)).statusCode, 404);
     assert.equal((await get(server.app, `/api/v1/statuses/${secret.id}/context`, a.carol.token)).statusCode, 404);
     assert.equal((await get(server.app, "/api/v1/statuses/42/context")).statusCode, 404);
+  });
+
+  describeAuth("GET /api/v1/statuses/:id/context", () => server, {
+    scope: "read:statuses",
+    anonymous: true,
+    user: false,
+    send: async (s, token, owner) => get(s.app, `/api/v1/statuses/${(await postStatus(s, owner, { status: "thread" })).id}/context`, token),
   });
 });

@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import {
   accountJson,
   createTestServer,
+  describeAuth,
   createUser,
   errorOf,
   get,
@@ -11,7 +12,6 @@ import {
   request,
   standardAccounts,
   statusJson,
-  tokenFor,
   uploadImage,
   type StandardAccounts,
   type TestServer,
@@ -106,11 +106,9 @@ describe("DELETE /api/v1/statuses/:id", () => {
     assert.equal((await del(status.id, a.alice.token)).statusCode, 404);
   });
 
-  test("401 without a token, 403 without write:statuses", async () => {
-    const status = await postStatus(server, a.alice, { status: "keep" });
-    assert.equal((await del(status.id)).statusCode, 401);
-    const readOnly = await tokenFor(server.ctx, a.alice, "read");
-    assert.deepEqual(errorOf(await del(status.id, readOnly)), [403, "This action is outside the authorized scopes"]);
+  describeAuth("DELETE /api/v1/statuses/:id", () => server, {
+    scope: "write:statuses",
+    send: async (s, token, owner) => del((await postStatus(s, owner, { status: "to be deleted" })).id, token),
   });
 
   test("deletions are rate limited (30 per 30 minutes) for clients that are not on this machine", async () => {

@@ -4,6 +4,7 @@ import { after, before, describe, test } from "node:test";
 import {
   appToken,
   createTestServer,
+  describeAuth,
   errorOf,
   get,
   postStatus,
@@ -248,5 +249,25 @@ describe("PUT /api/v1/statuses/:id (edit), history and source", () => {
     assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/history`)).statusCode, 404);
     assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/source`, a.carol.token)).statusCode, 404);
     assert.equal((await history(status.id, a.alice.token)).length, 2);
+  });
+
+  describeAuth("PUT /api/v1/statuses/:id", () => server, {
+    scope: "write:statuses",
+    send: async (s, token, owner) => {
+      const status = await postStatus(s, owner, { status: "before" });
+      return request(s.app, "PUT", `/api/v1/statuses/${status.id}`, { token, json: { status: "after" } });
+    },
+  });
+
+  describeAuth("GET /api/v1/statuses/:id/source", () => server, {
+    scope: "read:statuses",
+    send: async (s, token, owner) => get(s.app, `/api/v1/statuses/${(await postStatus(s, owner, { status: "source" })).id}/source`, token),
+  });
+
+  describeAuth("GET /api/v1/statuses/:id/history", () => server, {
+    scope: "read:statuses",
+    anonymous: true,
+    user: false,
+    send: async (s, token, owner) => get(s.app, `/api/v1/statuses/${(await postStatus(s, owner, { status: "history" })).id}/history`, token),
   });
 });

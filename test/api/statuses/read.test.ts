@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   createTestServer,
+  describeAuth,
   get,
   postStatus,
   standardAccounts,
@@ -65,5 +66,19 @@ describe("GET /api/v1/statuses/:id and GET /api/v1/statuses?id[]=", () => {
   test("a bare id= and an empty request are accepted", async () => {
     assert.deepEqual((await get(server.app, `/api/v1/statuses?id=${s1.id}`)).json<Status[]>().map((s) => s.id), [s1.id]);
     assert.deepEqual((await get(server.app, "/api/v1/statuses")).json(), []);
+  });
+
+  describeAuth("GET /api/v1/statuses/:id", () => server, {
+    scope: "read:statuses",
+    anonymous: true,
+    user: false,
+    send: (s, token) => get(s.app, `/api/v1/statuses/${s1.id}`, token),
+  });
+
+  describeAuth("GET /api/v1/statuses?id[]=", () => server, {
+    scope: "read:statuses",
+    anonymous: true,
+    user: false,
+    send: (s, token) => get(s.app, `/api/v1/statuses?id[]=${s1.id}`, token),
   });
 });

@@ -4,12 +4,30 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, mock, test } from "node:test";
-import { newId } from "../../src/db/ids.ts";
 import { closePoll } from "../../src/services/polls/vote.ts";
-import { appToken, createTestServer, createUser, errorOf, get, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer, type TestUser } from "../kit.ts";
+import {
+  block,
+  createTestServer,
+  createUser,
+  describeAuth,
+  errorOf,
+  follow,
+  get,
+  postStatus,
+  request,
+  standardAccounts,
+  statusJson,
+  type StandardAccounts,
+  type StatusParams,
+  type TestServer,
+  type TestUser,
+} from "../kit.ts";
 import { openApiSkip, validateSchema } from "../openapi.ts";
+import type { Poll, Status } from "../types.ts";
 
-type Json = Record<string, any>;
+/** A status known to carry a poll. */
+type PollStatus = Status & { poll: Poll };
+type PollParams = { options: string[]; expires_in?: number; multiple?: boolean; hide_totals?: boolean };
 
 describe("polls", () => {
   let server: TestServer;
@@ -20,22 +38,23 @@ describe("polls", () => {
   });
   after(() => server.close());
 
-  const createPoll = async (user: TestUser, poll: Json, extra: Json = {}): Promise<Json> => {
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, json: { status: "A poll", poll: { expires_in: 3600, ...poll }, ...extra } });
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json();
+  const createPoll = async (user: TestUser, poll: PollParams, extra: StatusParams = {}): Promise<PollStatus> => {
+    const status = await postStatus(server, user, { status: "A poll", poll: { expires_in: 3600, ...poll }, ...extra });
+    assert.ok(status.poll, "the status has a poll");
+    return { ...status, poll: status.poll };
   };
-  const vote = (user: TestUser | string, pollId: string, options: { json?: Json; form?: Array<[string, string]> }) =>
-    request(server.app, "POST", `/api/v1/polls/${pollId}/votes`, { token: typeof user === "string" ? user : user.token, ...options });
-  const voteOk = async (user: TestUser, pollId: string, choices: Array<number | string>): Promise<Json> => {
+  /** A vote by a user, or with a bare token (none: anonymous). */
+  const vote = (voter: TestUser | string | undefined, pollId: string, options: { json?: Record<string, unknown>; form?: Array<[string, string]> }) =>
+    request(server.app, "POST", `/api/v1/polls/${pollId}/votes`, { token: typeof voter === "object" ? voter.token : voter, ...options });
+  const voteOk = async (user: TestUser, pollId: string, choices: Array<number | string>): Promise<Poll> => {
     const res = await vote(user, pollId, { json: { choices } });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json();
+    return res.json<Poll>();
   };
-  const poll = async (id: string, user?: TestUser): Promise<Json> => {
+  const poll = async (id: string, user?: TestUser): Promise<Poll> => {
     const res = await get(server.app, `/api/v1/polls/${id}`, user?.token);
     assert.equal(res.statusCode, 200, res.body);
-    return res.json();
+    return res.json<Poll>();
   };
   const expire = (pollId: string) =>
     server.ctx.db.kysely.updateTable("polls").set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where("id", "=", pollId).execute();
@@ -69,23 +88,23 @@ describe("polls", () => {
     const status = await createPoll(a.alice, { options: ["Yes", "No"] });
     const res = await vote(a.bob, status.poll.id, { form: [["choices[]", "1"]] });
     assert.equal(res.statusCode, 200, res.body);
-    const body = res.json();
+    const body = res.json<Poll>();
     assert.equal(body.voted, true);
     assert.deepEqual(body.own_votes, [1]);
     assert.equal(body.votes_count, 1);
     assert.equal(body.voters_count, 1);
     assert.deepEqual(body.options, [{ title: "Yes", votes_count: 0 }, { title: "No", votes_count: 1 }]);
     // The status shows the same poll to the voter.
-    const seen = (await get(server.app, `/api/v1/statuses/${status.id}`, a.bob.token)).json();
-    assert.equal(seen.poll.voted, true);
-    assert.deepEqual(seen.poll.own_votes, [1]);
+    const seen = await statusJson(server, status.id, a.bob);
+    assert.equal(seen.poll?.voted, true);
+    assert.deepEqual(seen.poll?.own_votes, [1]);
     assert.deepEqual((await poll(status.poll.id, a.carol)).own_votes, []);
   });
 
   test("a vote with a JSON array of numbers or numeric strings", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b", "c"] });
     assert.deepEqual((await voteOk(a.bob, status.poll.id, [2])).own_votes, [2]);
-    assert.deepEqual((await voteOk(a.carol, status.poll.id, ["2"])).options.map((o: Json) => o.votes_count), [0, 0, 2]);
+    assert.deepEqual((await voteOk(a.carol, status.poll.id, ["2"])).options.map((o) => o.votes_count), [0, 0, 2]);
   });
 
   test("422: voting in one's own poll", async () => {
@@ -135,7 +154,7 @@ describe("polls", () => {
     assert.deepEqual(body.own_votes, [0, 2]);
     assert.equal(body.votes_count, 2);
     assert.equal(body.voters_count, 1);
-    assert.deepEqual(body.options.map((o: Json) => o.votes_count), [1, 0, 1]);
+    assert.deepEqual(body.options.map((o) => o.votes_count), [1, 0, 1]);
     const second = await voteOk(a.carol, status.poll.id, [1, 1]);
     assert.deepEqual(second.own_votes, [1]);
     assert.equal(second.votes_count, 3);
@@ -153,13 +172,13 @@ describe("polls", () => {
     const status = await createPoll(a.alice, { options: ["a", "b"], hide_totals: true });
     const voted = await voteOk(a.bob, status.poll.id, [1]);
     assert.deepEqual(voted.options, [{ title: "a", votes_count: null }, { title: "b", votes_count: null }]);
-    assert.deepEqual((await poll(status.poll.id)).options.map((o: Json) => o.votes_count), [null, null]);
-    assert.deepEqual((await poll(status.poll.id, a.carol)).options.map((o: Json) => o.votes_count), [null, null]);
-    assert.deepEqual((await poll(status.poll.id, a.alice)).options.map((o: Json) => o.votes_count), [0, 1], "the author sees the totals");
+    assert.deepEqual((await poll(status.poll.id)).options.map((o) => o.votes_count), [null, null]);
+    assert.deepEqual((await poll(status.poll.id, a.carol)).options.map((o) => o.votes_count), [null, null]);
+    assert.deepEqual((await poll(status.poll.id, a.alice)).options.map((o) => o.votes_count), [0, 1], "the author sees the totals");
     await expire(status.poll.id);
     const ended = await poll(status.poll.id, a.carol);
     assert.equal(ended.expired, true);
-    assert.deepEqual(ended.options.map((o: Json) => o.votes_count), [0, 1]);
+    assert.deepEqual(ended.options.map((o) => o.votes_count), [0, 1]);
   });
 
   test("the closing job runs at the poll's end and marks it closed once", async () => {
@@ -196,12 +215,11 @@ describe("polls", () => {
 
   describe("visibility follows the status", () => {
     let follower: TestUser;
-    let privatePoll: Json;
-    let directPoll: Json;
+    let privatePoll: PollStatus;
+    let directPoll: PollStatus;
     before(async () => {
       follower = await createUser(server.ctx, "poll_follower");
-      const now = new Date().toISOString();
-      await server.ctx.db.kysely.insertInto("follows").values({ id: newId(), account_id: follower.account.id, target_account_id: a.lucy.account.id, created_at: now, updated_at: now }).execute();
+      await follow(server, follower, a.lucy);
       privatePoll = await createPoll(a.lucy, { options: ["x", "y"] }, { visibility: "private" });
       directPoll = await createPoll(a.lucy, { options: ["x", "y"] }, { visibility: "direct", status: "@carol direct poll" });
     });
@@ -225,7 +243,7 @@ describe("polls", () => {
 
     test("a poll of a public status the author blocks you from is 404", async () => {
       const status = await createPoll(a.lucy, { options: ["x", "y"] });
-      await server.ctx.db.kysely.insertInto("blocks").values({ id: newId(), account_id: a.lucy.account.id, target_account_id: a.admin.account.id, created_at: new Date().toISOString() }).execute();
+      await block(server, a.lucy, a.admin);
       assert.equal((await get(server.app, `/api/v1/polls/${status.poll.id}`, a.admin.token)).statusCode, 404);
       assert.equal((await vote(a.admin, status.poll.id, { json: { choices: [0] } })).statusCode, 404);
     });
@@ -239,13 +257,16 @@ describe("polls", () => {
     });
   });
 
-  test("voting needs a user token with write:statuses", async () => {
-    const status = await createPoll(a.alice, { options: ["a", "b"] });
-    assert.equal((await request(server.app, "POST", `/api/v1/polls/${status.poll.id}/votes`, { json: { choices: [0] } })).statusCode, 401);
-    assert.deepEqual(errorOf(await vote(await appToken(server.ctx), status.poll.id, { json: { choices: [0] } })), [422, "This method requires an authenticated user"]);
-    assert.deepEqual(errorOf(await vote(await tokenFor(server.ctx, a.bob, "read write:favourites"), status.poll.id, { json: { choices: [0] } })), [403, "This action is outside the authorized scopes"]);
-    assert.equal((await vote(await tokenFor(server.ctx, a.bob, "write:statuses"), status.poll.id, { json: { choices: [0] } })).statusCode, 200);
-    // Reading needs no token, but a token without read:statuses is refused.
-    assert.equal((await get(server.app, `/api/v1/polls/${status.poll.id}`, await tokenFor(server.ctx, a.bob, "write"))).statusCode, 403);
+  describeAuth("POST /api/v1/polls/:id/votes", () => server, {
+    scope: "write:statuses",
+    insufficient: ["read write:favourites", "push"],
+    send: async (_, token) => vote(token, (await createPoll(a.alice, { options: ["a", "b"] })).poll.id, { json: { choices: [0] } }),
+  });
+
+  describeAuth("GET /api/v1/polls/:id", () => server, {
+    scope: "read:statuses",
+    anonymous: true,
+    user: false,
+    send: async (_, token) => get(server.app, `/api/v1/polls/${(await createPoll(a.alice, { options: ["a", "b"] })).poll.id}`, token),
   });
 });

@@ -7,13 +7,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import type { Ctx } from "../../src/context.ts";
 import { newId } from "../../src/db/ids.ts";
-import type { AccountRow } from "../../src/db/schema.ts";
-import { createTestServer, createUser, errorOf, get, request, type TestServer, type TestUser } from "../kit.ts";
+import { block, createTestServer, createUser, errorOf, follow, get, postStatus, request, unfollow, type StatusParams, type TestServer, type TestUser } from "../kit.ts";
+import type { Context, Status, Visibility } from "../types.ts";
 
-type Json = Record<string, any>;
-type Visibility = "public" | "unlisted" | "private" | "direct";
 type Reader = "author" | "follower" | "mentioned" | "stranger" | "blocked" | "anonymous";
 
 const VISIBILITIES: Visibility[] = ["public", "unlisted", "private", "direct"];
@@ -35,36 +32,23 @@ const CAN_REBLOG: Record<Visibility, Reader[]> = {
   direct: [],
 };
 
-async function relate(ctx: Ctx, table: "follows" | "blocks", from: AccountRow, to: AccountRow): Promise<void> {
-  const now = new Date().toISOString();
-  if (table === "follows") {
-    await ctx.db.kysely.insertInto("follows").values({ id: newId(), account_id: from.id, target_account_id: to.id, created_at: now, updated_at: now }).execute();
-  } else {
-    await ctx.db.kysely.insertInto("blocks").values({ id: newId(), account_id: from.id, target_account_id: to.id, created_at: now }).execute();
-  }
-}
-
 describe("status visibility matrix", () => {
   let server: TestServer;
   const users = {} as Record<Exclude<Reader, "anonymous">, TestUser>;
-  let root: Json;
-  const statuses = {} as Record<Visibility, Json>;
-  const boosts = {} as Record<Visibility, Json | undefined>;
+  let root: Status;
+  const statuses = {} as Record<Visibility, Status>;
+  const boosts = {} as Record<Visibility, Status | undefined>;
 
   const tokenOf = (reader: Reader) => (reader === "anonymous" ? undefined : users[reader].token);
   const act = (reader: Reader, id: string, action: string) => request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: tokenOf(reader) });
-  const idsOf = (res: LightMyRequestResponse) => (res.json() as Json[]).map((s) => s.id);
+  const idsOf = (res: LightMyRequestResponse) => res.json<Status[]>().map((s) => s.id);
 
   before(async () => {
     server = await createTestServer();
     for (const reader of ["author", "follower", "mentioned", "stranger", "blocked"] as const) users[reader] = await createUser(server.ctx, reader);
-    await relate(server.ctx, "follows", users.follower.account, users.author.account);
-    await relate(server.ctx, "blocks", users.author.account, users.blocked.account);
-    const post = async (json: Json) => {
-      const res = await request(server.app, "POST", "/api/v1/statuses", { token: users.author.token, json });
-      assert.equal(res.statusCode, 200, res.body);
-      return res.json();
-    };
+    await follow(server, users.follower, users.author);
+    await block(server, users.author, users.blocked);
+    const post = (params: StatusParams) => postStatus(server, users.author, params);
     root = await post({ status: "A public thread" });
     for (const visibility of VISIBILITIES) statuses[visibility] = await post({ status: `@mentioned a ${visibility} reply`, visibility, in_reply_to_id: root.id });
     // Earlier bookmarks by everyone (as if made before a follow ended): the list must still hide what they may not see.
@@ -88,7 +72,7 @@ describe("status visibility matrix", () => {
           const single = await get(server.app, `/api/v1/statuses/${status.id}`, token);
           assert.equal(single.statusCode, sees ? 200 : 404, "GET /api/v1/statuses/:id");
           if (sees) {
-            assert.equal(single.json().visibility, visibility);
+            assert.equal(single.json<Status>().visibility, visibility);
           } else {
             assert.equal(single.body.includes("reply"), false, "the 404 body leaks nothing");
             assert.deepEqual(Object.keys(single.json()), ["error"]);
@@ -101,11 +85,11 @@ describe("status visibility matrix", () => {
 
           const own = await get(server.app, `/api/v1/statuses/${status.id}/context`, token);
           assert.equal(own.statusCode, sees ? 200 : 404, "context of the status");
-          if (sees) assert.deepEqual(own.json().ancestors.map((s: Json) => s.id), rootVisible ? [root.id] : []);
+          if (sees) assert.deepEqual(own.json<Context>().ancestors.map((s) => s.id), rootVisible ? [root.id] : []);
 
           const thread = await get(server.app, `/api/v1/statuses/${root.id}/context`, token);
           assert.equal(thread.statusCode, rootVisible ? 200 : 404, "context of the public root");
-          if (rootVisible) assert.equal(thread.json().descendants.some((s: Json) => s.id === status.id), sees, "listed among the root's descendants");
+          if (rootVisible) assert.equal(thread.json<Context>().descendants.some((s) => s.id === status.id), sees, "listed among the root's descendants");
 
           for (const path of ["reblogged_by", "favourited_by", "history"]) {
             assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/${path}`, token)).statusCode, sees ? 200 : 404, path);
@@ -121,7 +105,7 @@ describe("status visibility matrix", () => {
           for (const action of ["favourite", "unfavourite", "unbookmark", "bookmark", "mute", "unmute"]) {
             const res = await act(reader, status.id, action);
             assert.equal(res.statusCode, sees ? 200 : 404, action);
-            if (sees) assert.equal(res.json().id, status.id, action);
+            if (sees) assert.equal(res.json<Status>().id, status.id, action);
             else assert.equal(res.body.includes("reply"), false, `${action} leaks nothing`);
           }
 
@@ -131,9 +115,9 @@ describe("status visibility matrix", () => {
           else if (!reblogs) assert.deepEqual(errorOf(reblog), [403, "This action is not allowed"]);
           else {
             assert.equal(reblog.statusCode, 200, reblog.body);
-            assert.equal(reblog.json().reblog.id, status.id);
-            assert.equal(reblog.json().visibility, visibility === "private" ? "private" : "public");
-            if (reader === "author") boosts[visibility] = reblog.json();
+            assert.equal(reblog.json<Status>().reblog?.id, status.id);
+            assert.equal(reblog.json<Status>().visibility, visibility === "private" ? "private" : "public");
+            if (reader === "author") boosts[visibility] = reblog.json<Status>();
             assert.equal((await act(reader, status.id, "unreblog")).statusCode, 200);
           }
         });
@@ -146,7 +130,7 @@ describe("status visibility matrix", () => {
           assert.equal(res.statusCode, 403);
           return;
         }
-        const boost = res.json();
+        const boost = res.json<Status>();
         // The boost has no mentions of its own: a private self-boost reaches the author and followers only.
         const audience = visibility === "private" ? ["author", "follower"] : CAN_SEE[visibility];
         for (const reader of READERS) {
@@ -171,12 +155,12 @@ describe("status visibility matrix", () => {
 
     test("a follower who stops following loses the private status from the list and from GET", async () => {
       const former = await createUser(server.ctx, "former_follower");
-      await relate(server.ctx, "follows", former.account, users.author.account);
+      await follow(server, former, users.author);
       assert.equal((await act("author", statuses.private.id, "bookmark")).statusCode, 200);
       const bookmark = await request(server.app, "POST", `/api/v1/statuses/${statuses.private.id}/bookmark`, { token: former.token });
       assert.equal(bookmark.statusCode, 200);
       assert.deepEqual(idsOf(await get(server.app, "/api/v1/bookmarks", former.token)), [statuses.private.id]);
-      await server.ctx.db.kysely.deleteFrom("follows").where("account_id", "=", former.account.id).execute();
+      await unfollow(server, former, users.author);
       assert.deepEqual(idsOf(await get(server.app, "/api/v1/bookmarks", former.token)), []);
       assert.equal((await get(server.app, `/api/v1/statuses/${statuses.private.id}`, former.token)).statusCode, 404);
     });
@@ -189,9 +173,9 @@ describe("status visibility matrix", () => {
   test("a stranger's boost of a public status is hidden from users the original author blocks", async () => {
     const boost = await act("stranger", root.id, "reblog");
     assert.equal(boost.statusCode, 200);
-    assert.equal((await get(server.app, `/api/v1/statuses/${boost.json().id}`, users.blocked.token)).statusCode, 404);
-    assert.equal((await get(server.app, `/api/v1/statuses/${boost.json().id}`)).statusCode, 200);
-    assert.equal((await act("blocked", boost.json().id, "favourite")).statusCode, 404);
+    assert.equal((await get(server.app, `/api/v1/statuses/${boost.json<Status>().id}`, users.blocked.token)).statusCode, 404);
+    assert.equal((await get(server.app, `/api/v1/statuses/${boost.json<Status>().id}`)).statusCode, 200);
+    assert.equal((await act("blocked", boost.json<Status>().id, "favourite")).statusCode, 404);
   });
 
   test("a user the author blocks cannot reply, even to a public status", async () => {
@@ -202,7 +186,7 @@ describe("status visibility matrix", () => {
   test("statuses of a suspended author are hidden from everyone but 404", async () => {
     const suspended = await createUser(server.ctx, "soon_suspended");
     const res = await request(server.app, "POST", "/api/v1/statuses", { token: suspended.token, json: { status: "before suspension" } });
-    const id = res.json().id;
+    const id = res.json<Status>().id;
     await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", suspended.account.id).execute();
     assert.equal((await get(server.app, `/api/v1/statuses/${id}`)).statusCode, 404);
     assert.equal((await get(server.app, `/api/v1/statuses/${id}`, users.stranger.token)).statusCode, 404);

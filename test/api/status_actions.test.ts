@@ -6,11 +6,26 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { newId } from "../../src/db/ids.ts";
-import { createTestServer, createUser, errorOf, get, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer, type TestUser } from "../kit.ts";
+import {
+  accountJson,
+  createTestServer,
+  createUser,
+  describeAuth,
+  errorOf,
+  follow,
+  get,
+  postStatus,
+  request,
+  standardAccounts,
+  statusJson,
+  tokenFor,
+  type StandardAccounts,
+  type StatusParams,
+  type TestServer,
+  type TestUser,
+} from "../kit.ts";
 import { openApiSkip, validateSchema } from "../openapi.ts";
-
-type Json = Record<string, any>;
+import type { Account, Status } from "../types.ts";
 
 function links(res: LightMyRequestResponse): Record<string, string> {
   const result: Record<string, string> = {};
@@ -38,24 +53,17 @@ describe("status actions", () => {
   });
   after(() => server.close());
 
-  const post = async (user: TestUser, json: Json): Promise<Json> => {
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, json });
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json();
-  };
-  const act = (user: TestUser | string, id: string, action: string, json?: Json) =>
-    request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: typeof user === "string" ? user : user.token, json });
-  const actOk = async (user: TestUser, id: string, action: string, json?: Json): Promise<Json> => {
+  const post = (user: TestUser, params: StatusParams) => postStatus(server, user, params);
+  /** An action by a user, or with a bare token (none: anonymous). */
+  const act = (actor: TestUser | string | undefined, id: string, action: string, json?: Record<string, unknown>) =>
+    request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: typeof actor === "object" ? actor.token : actor, json });
+  const actOk = async (user: TestUser, id: string, action: string, json?: Record<string, unknown>): Promise<Status> => {
     const res = await act(user, id, action, json);
     assert.equal(res.statusCode, 200, `${action}: ${res.body}`);
-    return res.json();
+    return res.json<Status>();
   };
-  const view = async (id: string, user?: TestUser): Promise<Json> => {
-    const res = await get(server.app, `/api/v1/statuses/${id}`, user?.token);
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json();
-  };
-  const statusesCount = async (user: TestUser) => (await get(server.app, `/api/v1/accounts/${user.account.id}`)).json().statuses_count as number;
+  const view = (id: string, user?: TestUser) => statusJson(server, id, user);
+  const statusesCount = async (user: TestUser) => (await accountJson(server, user)).statuses_count;
 
   describe("favourite and unfavourite", () => {
     test("are idempotent and keep favourites_count right", async () => {
@@ -101,10 +109,10 @@ describe("status actions", () => {
       const boost = await actOk(a.bob, status.id, "reblog");
       assert.notEqual(boost.id, status.id);
       assert.equal(boost.account.id, a.bob.account.id);
-      assert.equal(boost.reblog.id, status.id);
-      assert.equal(boost.reblog.content, "<p>boost me</p>");
-      assert.equal(boost.reblog.reblogged, true);
-      assert.equal(boost.reblog.reblogs_count, 1);
+      assert.equal(boost.reblog?.id, status.id);
+      assert.equal(boost.reblog?.content, "<p>boost me</p>");
+      assert.equal(boost.reblog?.reblogged, true);
+      assert.equal(boost.reblog?.reblogs_count, 1);
       assert.equal(boost.content, "");
       assert.equal(boost.visibility, "public");
       assert.equal(boost.uri, `https://rookery.test/users/bob/statuses/${boost.id}/activity`);
@@ -113,7 +121,7 @@ describe("status actions", () => {
       assert.equal((await view(status.id, a.bob)).reblogged, true);
       assert.equal((await view(status.id, a.carol)).reblogged, false);
       // The boost is a status of its own, readable by ID.
-      assert.equal((await view(boost.id)).reblog.id, status.id);
+      assert.equal((await view(boost.id)).reblog?.id, status.id);
     });
 
     test("a second reblog returns the same boost and counts nothing", async () => {
@@ -122,7 +130,7 @@ describe("status actions", () => {
       const before = await statusesCount(a.bob);
       const second = await actOk(a.bob, status.id, "reblog");
       assert.equal(second.id, first.id);
-      assert.equal(second.reblog.reblogs_count, 1);
+      assert.equal(second.reblog?.reblogs_count, 1);
       assert.equal(await statusesCount(a.bob), before);
     });
 
@@ -130,7 +138,7 @@ describe("status actions", () => {
       const status = await post(a.alice, { status: "race boost" });
       const results = await Promise.all([1, 2, 3].map(() => act(a.carol, status.id, "reblog")));
       assert.deepEqual(results.map((r) => r.statusCode), [200, 200, 200]);
-      assert.equal(new Set(results.map((r) => r.json().id)).size, 1);
+      assert.equal(new Set(results.map((r) => r.json<Status>().id)).size, 1);
       assert.equal((await view(status.id)).reblogs_count, 1);
     });
 
@@ -149,13 +157,12 @@ describe("status actions", () => {
     test("a private status: others get 403, the author's self-boost stays private", async () => {
       const status = await post(a.lucy, { status: "locked thoughts", visibility: "private" });
       const follower = await createUser(server.ctx, "lucy_follower");
-      const now = new Date().toISOString();
-      await server.ctx.db.kysely.insertInto("follows").values({ id: newId(), account_id: follower.account.id, target_account_id: a.lucy.account.id, created_at: now, updated_at: now }).execute();
+      await follow(server, follower, a.lucy);
       assert.deepEqual(errorOf(await act(follower, status.id, "reblog")), [403, "This action is not allowed"]);
       assert.equal((await act(a.bob, status.id, "reblog")).statusCode, 404, "not visible to a stranger at all");
       const self = await actOk(a.lucy, status.id, "reblog", { visibility: "public" });
       assert.equal(self.visibility, "private");
-      assert.equal(self.reblog.id, status.id);
+      assert.equal(self.reblog?.id, status.id);
       assert.equal((await view(status.id, a.lucy)).reblogs_count, 1);
     });
 
@@ -183,15 +190,15 @@ describe("status actions", () => {
       assert.equal(again.reblogs_count, 1);
       assert.equal(await statusesCount(a.bob), before - 1);
       // Boosting again works and counts again.
-      assert.equal((await actOk(a.bob, status.id, "reblog")).reblog.reblogs_count, 2);
+      assert.equal((await actOk(a.bob, status.id, "reblog")).reblog?.reblogs_count, 2);
     });
 
     test("reblogging a boost boosts the original; unreblog by the boost's ID undoes it", async () => {
       const status = await post(a.alice, { status: "original" });
       const bobs = await actOk(a.bob, status.id, "reblog");
       const carols = await actOk(a.carol, bobs.id, "reblog");
-      assert.equal(carols.reblog.id, status.id);
-      assert.equal(carols.reblog.reblogs_count, 2);
+      assert.equal(carols.reblog?.id, status.id);
+      assert.equal(carols.reblog?.reblogs_count, 2);
       const undone = await actOk(a.carol, bobs.id, "unreblog");
       assert.equal(undone.id, status.id);
       assert.equal(undone.reblogs_count, 1);
@@ -213,7 +220,7 @@ describe("status actions", () => {
       const bookmarked = await actOk(a.carol, boost.id, "bookmark");
       assert.equal((bookmarked.reblog ?? bookmarked).bookmarked, true);
       assert.equal((await view(status.id, a.carol)).bookmarked, true);
-      const list = (await get(server.app, "/api/v1/bookmarks", a.carol.token)).json();
+      const list = (await get(server.app, "/api/v1/bookmarks", a.carol.token)).json<Status[]>();
       assert.equal(list[0].id, status.id);
       await actOk(a.carol, boost.id, "mute");
       assert.equal((await view(status.id, a.carol)).muted, true);
@@ -331,6 +338,29 @@ describe("status actions", () => {
       }
     });
 
+    const scopeOf: Array<[string, string]> = [
+      ["favourite", "write:favourites"],
+      ["unfavourite", "write:favourites"],
+      ["bookmark", "write:bookmarks"],
+      ["unbookmark", "write:bookmarks"],
+      ["mute", "write:mutes"],
+      ["unmute", "write:mutes"],
+      ["reblog", "write:statuses"],
+      ["unreblog", "write:statuses"],
+      ["pin", "write:accounts"],
+      ["unpin", "write:accounts"],
+    ];
+    for (const [action, scope] of scopeOf) {
+      describeAuth(`POST /api/v1/statuses/:id/${action}`, () => server, {
+        scope,
+        send: async (_, token, owner) => {
+          // Only one's own statuses can be pinned; the other actions take anyone's.
+          const status = await post(action.endsWith("pin") ? owner : a.alice, { status: `to ${action}` });
+          return act(token, status.id, action);
+        },
+      });
+    }
+
     test("unknown statuses are 404 for every action", async () => {
       for (const action of ["favourite", "unfavourite", "reblog", "unreblog", "bookmark", "unbookmark", "mute", "unmute", "pin", "unpin"]) {
         assert.equal((await act(a.bob, "123456789", action)).statusCode, 404, action);
@@ -340,7 +370,7 @@ describe("status actions", () => {
   });
 
   describe("reblogged_by and favourited_by", () => {
-    let status: Json;
+    let status: Status;
     const fans: TestUser[] = [];
     before(async () => {
       status = await post(a.alice, { status: "popular" });
@@ -355,20 +385,20 @@ describe("status actions", () => {
       test(`${path} lists the accounts, newest first, with Link pagination`, async () => {
         const all = await get(server.app, `/api/v1/statuses/${status.id}/${path}`);
         assert.equal(all.statusCode, 200);
-        assert.deepEqual(all.json().map((x: Json) => x.id), [fans[2].account.id, fans[1].account.id, fans[0].account.id]);
+        assert.deepEqual(all.json<Account[]>().map((x) => x.id), [fans[2].account.id, fans[1].account.id, fans[0].account.id]);
         assert.equal(links(all).next, undefined, "no next link when the page is not full");
 
         const page1 = await get(server.app, `/api/v1/statuses/${status.id}/${path}?limit=2`);
-        assert.deepEqual(page1.json().map((x: Json) => x.username), ["fan2", "fan1"]);
+        assert.deepEqual(page1.json<Account[]>().map((x) => x.username), ["fan2", "fan1"]);
         const l1 = links(page1);
         assert.match(l1.next, new RegExp(`^https://rookery\\.test/api/v1/statuses/${status.id}/${path}\\?limit=2&max_id=\\d+$`));
         assert.match(l1.prev, new RegExp(`^https://rookery\\.test/api/v1/statuses/${status.id}/${path}\\?limit=2&since_id=\\d+$`));
         const page2 = await get(server.app, pathOf(l1.next));
-        assert.deepEqual(page2.json().map((x: Json) => x.username), ["fan0"]);
+        assert.deepEqual(page2.json<Account[]>().map((x) => x.username), ["fan0"]);
         const l2 = links(page2);
         assert.equal(l2.next, undefined);
         const back = await get(server.app, pathOf(l2.prev));
-        assert.deepEqual(back.json().map((x: Json) => x.username), ["fan2", "fan1"]);
+        assert.deepEqual(back.json<Account[]>().map((x) => x.username), ["fan2", "fan1"]);
         const newer = await get(server.app, pathOf(l1.prev));
         assert.deepEqual(newer.json(), []);
         assert.equal(newer.headers.link, undefined);
@@ -382,13 +412,13 @@ describe("status actions", () => {
       await actOk(leaver, status.id, "unfavourite");
       await actOk(leaver, status.id, "unreblog");
       for (const path of ["favourited_by", "reblogged_by"]) {
-        const names = (await get(server.app, `/api/v1/statuses/${status.id}/${path}`)).json().map((x: Json) => x.username);
+        const names = (await get(server.app, `/api/v1/statuses/${status.id}/${path}`)).json<Account[]>().map((x) => x.username);
         assert.equal(names.includes("leaver"), false, path);
       }
     });
 
     test("limit is capped at 80 and 0 gives an empty page", async () => {
-      assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/favourited_by?limit=500`)).json().length, 3);
+      assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/favourited_by?limit=500`)).json<Account[]>().length, 3);
       assert.deepEqual((await get(server.app, `/api/v1/statuses/${status.id}/favourited_by?limit=0`)).json(), []);
     });
   });
@@ -400,36 +430,39 @@ describe("status actions", () => {
     ] as const) {
       test(`${path}: in the order they were made, newest first, with Link pagination`, async () => {
         const user = await createUser(server.ctx, `lister_${action}`);
-        const made: Json[] = [];
+        const made: Status[] = [];
         for (let i = 0; i < 5; i++) made.push(await post(a.alice, { status: `${action} ${i}` }));
         // Marked in an order unlike the statuses' own.
         const order = [made[3], made[0], made[4], made[1], made[2]];
         for (const status of order) await actOk(user, status.id, action);
         const all = await get(server.app, path, user.token);
         assert.equal(all.statusCode, 200);
-        assert.deepEqual(all.json().map((s: Json) => s.id), [...order].reverse().map((s) => s.id));
-        assert.equal(all.json()[0][action === "bookmark" ? "bookmarked" : "favourited"], true);
+        assert.deepEqual(all.json<Status[]>().map((s) => s.id), [...order].reverse().map((s) => s.id));
+        assert.equal(all.json<Status[]>()[0][action === "bookmark" ? "bookmarked" : "favourited"], true);
 
         const page1 = await get(server.app, `${path}?limit=2`, user.token);
-        assert.deepEqual(page1.json().map((s: Json) => s.id), [made[2].id, made[1].id]);
+        assert.deepEqual(page1.json<Status[]>().map((s) => s.id), [made[2].id, made[1].id]);
         const l1 = links(page1);
         assert.match(l1.next, new RegExp(`^https://rookery\\.test${path}\\?limit=2&max_id=\\d+$`));
         assert.match(l1.prev, new RegExp(`^https://rookery\\.test${path}\\?limit=2&min_id=\\d+$`));
         const page2 = await get(server.app, pathOf(l1.next), user.token);
-        assert.deepEqual(page2.json().map((s: Json) => s.id), [made[4].id, made[0].id]);
+        assert.deepEqual(page2.json<Status[]>().map((s) => s.id), [made[4].id, made[0].id]);
         const page3 = await get(server.app, pathOf(links(page2).next), user.token);
-        assert.deepEqual(page3.json().map((s: Json) => s.id), [made[3].id]);
+        assert.deepEqual(page3.json<Status[]>().map((s) => s.id), [made[3].id]);
         assert.equal(links(page3).next, undefined);
         const back = await get(server.app, pathOf(links(page3).prev), user.token);
-        assert.deepEqual(back.json().map((s: Json) => s.id), [made[4].id, made[0].id]);
+        assert.deepEqual(back.json<Status[]>().map((s) => s.id), [made[4].id, made[0].id]);
 
         await actOk(user, made[1].id, undo);
-        assert.equal((await get(server.app, path, user.token)).json().some((s: Json) => s.id === made[1].id), false);
+        assert.equal((await get(server.app, path, user.token)).json<Status[]>().some((s) => s.id === made[1].id), false);
         // A deleted status leaves the list.
         await request(server.app, "DELETE", `/api/v1/statuses/${made[2].id}`, { token: a.alice.token });
-        assert.deepEqual((await get(server.app, path, user.token)).json().map((s: Json) => s.id), [made[4].id, made[0].id, made[3].id]);
+        assert.deepEqual((await get(server.app, path, user.token)).json<Status[]>().map((s) => s.id), [made[4].id, made[0].id, made[3].id]);
       });
     }
+
+    describeAuth("GET /api/v1/bookmarks", () => server, { scope: "read:bookmarks", send: (_, token) => get(server.app, "/api/v1/bookmarks", token) });
+    describeAuth("GET /api/v1/favourites", () => server, { scope: "read:favourites", send: (_, token) => get(server.app, "/api/v1/favourites", token) });
 
     test("the lists belong to the viewer and need their read scope", async () => {
       assert.equal((await get(server.app, "/api/v1/bookmarks")).statusCode, 401);

@@ -5,14 +5,26 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import sharp from "sharp";
 import type { LightMyRequestResponse } from "fastify";
 import { newId } from "../../src/db/ids.ts";
 import type { StatusRow } from "../../src/db/schema.ts";
 import { serializeStatuses } from "../../src/entities/status.ts";
-import { createTestServer, createUser, get, multipartBody, request, standardAccounts, type StandardAccounts, type TestServer, type TestUser } from "../kit.ts";
-
-type Json = Record<string, any>;
+import {
+  createCustomEmoji,
+  createTestServer,
+  createUser,
+  follow,
+  get,
+  postStatus,
+  request,
+  standardAccounts,
+  uploadImage,
+  type StandardAccounts,
+  type StatusParams,
+  type TestServer,
+  type TestUser,
+} from "../kit.ts";
+import type { Context, Status } from "../types.ts";
 
 const MAX_QUERIES = 25;
 
@@ -21,7 +33,7 @@ describe("queries per page of statuses", () => {
   let a: StandardAccounts;
   let viewer: TestUser;
   /** Every status made, oldest first (boosts included). */
-  const made: Json[] = [];
+  const made: Status[] = [];
   /** Statuses the viewer favourited, bookmarked, voted in. */
   const favourited = new Set<string>();
   const bookmarked: string[] = [];
@@ -30,36 +42,22 @@ describe("queries per page of statuses", () => {
     server = await createTestServer();
     a = await standardAccounts(server.ctx);
     viewer = await createUser(server.ctx, "viewer");
-    const now = new Date().toISOString();
-    await server.ctx.db.kysely.insertInto("follows").values({ id: newId(), account_id: viewer.account.id, target_account_id: a.bob.account.id, created_at: now, updated_at: now }).execute();
-    await server.ctx.db.kysely
-      .insertInto("custom_emojis")
-      .values({ id: newId(), shortcode: "blobcat", image_remote_url: "https://rookery.test/emoji/blobcat.png", visible_in_picker: true, created_at: now, updated_at: now })
-      .execute();
+    await follow(server, viewer, a.bob);
+    await createCustomEmoji(server, "blobcat");
 
-    const post = async (user: TestUser, json: Json): Promise<Json> => {
-      const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, json });
-      assert.equal(res.statusCode, 200, res.body);
-      return res.json();
-    };
-    const act = async (user: TestUser, id: string, action: string, json?: Json): Promise<Json> => {
-      const res = await request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: user.token, json });
+    const post = (user: TestUser, params: StatusParams) => postStatus(server, user, params);
+    const act = async (user: TestUser, id: string, action: string): Promise<Status> => {
+      const res = await request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: user.token });
       assert.equal(res.statusCode, 200, `${action}: ${res.body}`);
-      return res.json();
-    };
-    const image = await sharp({ create: { width: 12, height: 8, channels: 3, background: { r: 9, g: 9, b: 9 } } }).jpeg().toBuffer();
-    const upload = async (user: TestUser): Promise<string> => {
-      const { body, contentType } = multipartBody([{ name: "file", value: image, filename: "a.jpg" }]);
-      const res = await request(server.app, "POST", "/api/v2/media", { token: user.token, body, headers: { "content-type": contentType } });
-      assert.equal(res.statusCode, 200, res.body);
-      return res.json().id;
+      return res.json<Status>();
     };
 
     // Twelve blocks of five: every block holds each kind of status, so any five consecutive statuses do too.
-    let lastMedia: Json | undefined;
-    let lastPoll: Json | undefined;
+    let lastMedia: Status | undefined;
+    let lastPoll: Status | undefined;
     for (let block = 0; block < 12; block++) {
-      const withMedia = await post(a.alice, { status: `#Tag${block} hello @bob :blobcat: https://example.com/${block}`, media_ids: [await upload(a.alice), await upload(a.alice)], spoiler_text: ":blobcat:" });
+      const pictures = [(await uploadImage(server, a.alice)).id, (await uploadImage(server, a.alice)).id];
+      const withMedia = await post(a.alice, { status: `#Tag${block} hello @bob :blobcat: https://example.com/${block}`, media_ids: pictures, spoiler_text: ":blobcat:" });
       made.push(withMedia);
       lastMedia = withMedia;
       const withPoll = await post(a.bob, { status: `poll ${block} #poll`, poll: { options: ["a", "b", "c"], expires_in: 3600, multiple: block % 2 === 0, hide_totals: block % 3 === 0 } });
@@ -84,7 +82,7 @@ describe("queries per page of statuses", () => {
       await act(viewer, restricted.id, "bookmark");
       bookmarked.push(withPoll.id, withMedia.id, reply.id, restricted.id);
       await act(a.carol, withMedia.id, "favourite");
-      const vote = await request(server.app, "POST", `/api/v1/polls/${withPoll.poll.id}/votes`, { token: viewer.token, json: { choices: [1] } });
+      const vote = await request(server.app, "POST", `/api/v1/polls/${withPoll.poll?.id}/votes`, { token: viewer.token, json: { choices: [1] } });
       assert.equal(vote.statusCode, 200, vote.body);
       if (block % 3 === 0) await act(viewer, reply.id, "mute");
       if (block >= 10 && restricted.account.id === viewer.account.id) await act(viewer, restricted.id, "pin");
@@ -161,8 +159,8 @@ describe("queries per page of statuses", () => {
     const [small, smallRes] = await httpQueries("/api/v1/bookmarks?limit=5", viewer.token);
     const [large, largeRes] = await httpQueries("/api/v1/bookmarks?limit=40", viewer.token);
     assert.equal(smallRes.statusCode, 200);
-    assert.deepEqual(smallRes.json().map((s: Json) => s.id), [...bookmarked].reverse().slice(0, 5));
-    assert.deepEqual(largeRes.json().map((s: Json) => s.id), [...bookmarked].reverse().slice(0, 40));
+    assert.deepEqual(smallRes.json<Status[]>().map((s) => s.id), [...bookmarked].reverse().slice(0, 5));
+    assert.deepEqual(largeRes.json<Status[]>().map((s) => s.id), [...bookmarked].reverse().slice(0, 40));
     assert.ok(large < MAX_QUERIES + 6, `${large} queries for a page of 40 bookmarks`);
     assert.equal(large, small, `5 bookmarks: ${small} queries, 40 bookmarks: ${large}`);
     t.diagnostic(`queries: ${small} for 5 bookmarks, ${large} for 40`);
@@ -171,8 +169,8 @@ describe("queries per page of statuses", () => {
   test("GET /api/v1/favourites: a page of 5 and a page of 24 cost the same", async () => {
     const [small, smallRes] = await httpQueries("/api/v1/favourites?limit=5", viewer.token);
     const [large, largeRes] = await httpQueries("/api/v1/favourites?limit=40", viewer.token);
-    assert.equal(smallRes.json().length, 5);
-    assert.equal(largeRes.json().length, 24);
+    assert.equal(smallRes.json<Status[]>().length, 5);
+    assert.equal(largeRes.json<Status[]>().length, 24);
     assert.equal(large, small, `5: ${small}, 24: ${large}`);
   });
 
@@ -180,8 +178,8 @@ describe("queries per page of statuses", () => {
     const query = (n: number) => made.slice(-n).map((s) => `id[]=${s.id}`).join("&");
     const [small, smallRes] = await httpQueries(`/api/v1/statuses?${query(5)}`, viewer.token);
     const [large, largeRes] = await httpQueries(`/api/v1/statuses?${query(20)}`, viewer.token);
-    assert.equal(smallRes.json().length, 5);
-    assert.equal(largeRes.json().length, 20);
+    assert.equal(smallRes.json<Status[]>().length, 5);
+    assert.equal(largeRes.json<Status[]>().length, 20);
     assert.ok(large < MAX_QUERIES + 6, `${large} queries`);
     assert.equal(large, small);
   });
@@ -197,7 +195,7 @@ describe("queries per page of statuses", () => {
     });
     await server.ctx.db.kysely.insertInto("statuses").values(rows).execute();
     const [large, res] = await httpQueries(`/api/v1/statuses/${root.id}/context`, viewer.token);
-    assert.equal(res.json().descendants.length, 31);
+    assert.equal(res.json<Context>().descendants.length, 31);
     assert.ok(large < MAX_QUERIES + 10, `${large} queries`);
     assert.equal(large, small);
   });

@@ -1,24 +1,35 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import sharp from "sharp";
 import { newId } from "../../src/db/ids.ts";
 import { saveSetting } from "../../src/services/instance/settings.ts";
-import { appToken, createTestServer, errorOf, get, multipartBody, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  appToken,
+  block,
+  createTestServer,
+  describeAuth,
+  errorOf,
+  get,
+  postStatus,
+  request,
+  standardAccounts,
+  tokenFor,
+  uploadImage,
+  type StandardAccounts,
+  type StatusParams,
+  type TestServer,
+} from "../kit.ts";
+import type { Status } from "../types.ts";
 
 describe("GET /api/v1/timelines/public", () => {
   let server: TestServer;
   let accounts: StandardAccounts;
   const ids: Record<string, string> = {};
 
-  const post = async (who: keyof Omit<StandardAccounts, "rita" | "app">, body: Record<string, unknown>) => {
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: accounts[who].token, json: body });
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json().id as string;
-  };
+  const post = async (who: keyof Omit<StandardAccounts, "rita" | "app">, params: StatusParams) => (await postStatus(server, accounts[who], params)).id;
   const texts = async (url: string, token?: string) => {
     const res = await get(server.app, url, token);
     assert.equal(res.statusCode, 200, res.body);
-    return (res.json() as Array<{ content: string }>).map((s) => s.content.replace(/<[^>]+>/g, ""));
+    return res.json<Status[]>().map((s) => s.content.replace(/<[^>]+>/g, ""));
   };
 
   before(async () => {
@@ -32,9 +43,7 @@ describe("GET /api/v1/timelines/public", () => {
     ids.otherReply = await post("bob", { status: "bob replies to alice", in_reply_to_id: ids.public });
     await request(server.app, "POST", `/api/v1/statuses/${ids.public}/reblog`, { token: accounts.carol.token });
     ids.carol = await post("carol", { status: "carol public" });
-    const png = await sharp({ create: { width: 20, height: 20, channels: 3, background: "#123456" } }).png().toBuffer();
-    const { body, contentType } = multipartBody([{ name: "file", value: png, filename: "a.png", type: "image/png" }]);
-    const media = (await request(server.app, "POST", "/api/v2/media", { token: accounts.bob.token, body, headers: { "content-type": contentType } })).json();
+    const media = await uploadImage(server, accounts.bob);
     ids.media = await post("bob", { status: "bob with a picture", media_ids: [media.id] });
     const now = new Date().toISOString();
     ids.remote = newId();
@@ -58,12 +67,12 @@ describe("GET /api/v1/timelines/public", () => {
 
   test("pages with Link headers that keep the filters", async () => {
     const first = await get(server.app, "/api/v1/timelines/public?limit=2&local=true");
-    assert.equal(first.json().length, 2);
+    assert.equal(first.json<Status[]>().length, 2);
     const link = String(first.headers.link);
     const next = /<([^>]+)>; rel="next"/.exec(link)![1];
     assert.match(next, /^https:\/\/rookery\.test\/api\/v1\/timelines\/public\?limit=2&local=true&max_id=\d+$/);
     assert.match(link, /<https:\/\/rookery\.test\/api\/v1\/timelines\/public\?limit=2&local=true&min_id=\d+>; rel="prev"/);
-    const second = (await get(server.app, next.replace("https://rookery.test", ""))).json() as Array<{ id: string }>;
+    const second = (await get(server.app, next.replace("https://rookery.test", ""))).json<Status[]>();
     assert.deepEqual(second.map((s) => s.id), [ids.selfReply, ids.public]);
   });
 
@@ -77,10 +86,8 @@ describe("GET /api/v1/timelines/public", () => {
   });
 
   test("a signed-in reader does not see authors they block or who block them", async () => {
-    const block = (from: string, to: string) =>
-      server.ctx.db.kysely.insertInto("blocks").values({ id: newId(), account_id: from, target_account_id: to, created_at: new Date().toISOString() }).execute();
-    await block(accounts.lucy.account.id, accounts.alice.account.id);
-    await block(accounts.bob.account.id, accounts.lucy.account.id);
+    await block(server, accounts.lucy, accounts.alice);
+    await block(server, accounts.bob, accounts.lucy);
     const seen = await texts("/api/v1/timelines/public", accounts.lucy.token);
     assert.deepEqual(seen, ["rita remote", "carol public"]);
     assert.equal((await texts("/api/v1/timelines/public")).length, 5);
@@ -88,10 +95,17 @@ describe("GET /api/v1/timelines/public", () => {
 
   test("statuses carry the viewer's flags", async () => {
     await request(server.app, "POST", `/api/v1/statuses/${ids.carol}/favourite`, { token: accounts.bob.token });
-    const statuses = (await get(server.app, "/api/v1/timelines/public", accounts.bob.token)).json() as Array<{ id: string; favourited: boolean }>;
+    const statuses = (await get(server.app, "/api/v1/timelines/public", accounts.bob.token)).json<Status[]>();
     assert.equal(statuses.find((s) => s.id === ids.carol)?.favourited, true);
-    const anonymous = (await get(server.app, "/api/v1/timelines/public")).json() as Array<{ id: string; favourited?: boolean }>;
+    const anonymous = (await get(server.app, "/api/v1/timelines/public")).json<Status[]>();
     assert.equal(anonymous.find((s) => s.id === ids.carol)?.favourited, undefined);
+  });
+
+  describeAuth("GET /api/v1/timelines/public", () => server, {
+    scope: "read:statuses",
+    anonymous: true,
+    user: false,
+    send: (_, token) => get(server.app, "/api/v1/timelines/public", token),
   });
 
   test("without the timeline preview, readers need a token with read:statuses (an app token is enough)", async () => {

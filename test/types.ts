@@ -208,7 +208,8 @@ export interface ScheduledStatusParams {
   poll: { options: string[]; expires_in: number; multiple: boolean; hide_totals: boolean } | null;
   idempotency: string | null;
   in_reply_to_id: string | null;
-  application_id: string | null;
+  /** An integer in Mastodon's JSON. */
+  application_id: number | null;
   with_rate_limit: boolean;
 }
 

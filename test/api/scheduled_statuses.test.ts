@@ -5,14 +5,27 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, mock, test } from "node:test";
-import sharp from "sharp";
 import type { LightMyRequestResponse } from "fastify";
 import { newId } from "../../src/db/ids.ts";
 import { publishScheduledStatus } from "../../src/services/statuses/schedule.ts";
-import { appToken, createTestServer, createUser, errorOf, get, multipartBody, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer, type TestUser } from "../kit.ts";
+import {
+  accountJson,
+  appToken,
+  createTestServer,
+  createUser,
+  describeAuth,
+  errorOf,
+  get,
+  request,
+  standardAccounts,
+  tokenFor,
+  uploadImage,
+  type StandardAccounts,
+  type TestServer,
+  type TestUser,
+} from "../kit.ts";
 import { openApiSkip, validateSchema } from "../openapi.ts";
-
-type Json = Record<string, any>;
+import type { ScheduledStatus, Status } from "../types.ts";
 
 const MINUTE = 60_000;
 const TOO_SOON = "Validation failed: Scheduled at date must be in the future";
@@ -49,22 +62,16 @@ describe("scheduled statuses", () => {
   });
   after(() => server.close());
 
-  const post = (user: TestUser, json: Json, headers?: Record<string, string>) => request(server.app, "POST", "/api/v1/statuses", { token: user.token, json, headers });
-  const schedule = async (user: TestUser, json: Json, headers?: Record<string, string>): Promise<Json> => {
+  const post = (user: TestUser, json: Record<string, unknown>, headers?: Record<string, string>) => request(server.app, "POST", "/api/v1/statuses", { token: user.token, json, headers });
+  const schedule = async (user: TestUser, json: Record<string, unknown>, headers?: Record<string, string>): Promise<ScheduledStatus> => {
     const res = await post(user, { scheduled_at: inMinutes(60), ...json }, headers);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal("content" in res.json(), false, "a ScheduledStatus, not a Status");
-    return res.json();
+    return res.json<ScheduledStatus>();
   };
-  const upload = async (user: TestUser): Promise<string> => {
-    const file = await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 1, g: 2, b: 3 } } }).jpeg().toBuffer();
-    const { body, contentType } = multipartBody([{ name: "file", value: file, filename: "a.jpg" }]);
-    const res = await request(server.app, "POST", "/api/v2/media", { token: user.token, body, headers: { "content-type": contentType } });
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json().id;
-  };
+  const upload = async (user: TestUser) => (await uploadImage(server, user)).id;
   const statusRows = (user: TestUser) => server.ctx.db.kysely.selectFrom("statuses").selectAll().where("account_id", "=", user.account.id).execute();
-  const statusesCount = async (user: TestUser) => (await get(server.app, `/api/v1/accounts/${user.account.id}`)).json().statuses_count as number;
+  const statusesCount = async (user: TestUser) => (await accountJson(server, user)).statuses_count;
 
   describe("POST /api/v1/statuses with scheduled_at", () => {
     test("at least 5 minutes ahead: a ScheduledStatus, and no status yet", async () => {
@@ -72,7 +79,7 @@ describe("scheduled statuses", () => {
       const at = inMinutes(90);
       const res = await post(user, { status: "Good morning", scheduled_at: at, visibility: "unlisted", sensitive: true, spoiler_text: "cw", language: "en" });
       assert.equal(res.statusCode, 200, res.body);
-      const body = res.json();
+      const body = res.json<ScheduledStatus>();
       assert.deepEqual(Object.keys(body).sort(), ["id", "media_attachments", "params", "scheduled_at"]);
       assert.match(body.id, /^\d+$/);
       assert.equal(body.scheduled_at, at);
@@ -115,7 +122,7 @@ describe("scheduled statuses", () => {
       const user = await createUser(server.ctx, "past");
       const res = await post(user, { status: "already due", scheduled_at: new Date(Date.now() - 3600_000).toISOString() });
       assert.equal(res.statusCode, 200, res.body);
-      assert.equal(res.json().content, "<p>already due</p>");
+      assert.equal(res.json<Status>().content, "<p>already due</p>");
       assert.equal((await statusRows(user)).length, 1);
       assert.deepEqual((await get(server.app, "/api/v1/scheduled_statuses", user.token)).json(), []);
     });
@@ -131,7 +138,7 @@ describe("scheduled statuses", () => {
       assert.equal((await post(a.alice, { status: "p", poll: { options: ["one"], expires_in: 600 }, scheduled_at: inMinutes(60) })).statusCode, 422);
       assert.equal((await post(a.alice, { status: "v", visibility: "nobody", scheduled_at: inMinutes(60) })).statusCode, 422);
       const secret = await post(a.lucy, { status: "hidden", visibility: "private" });
-      assert.deepEqual(errorOf(await post(a.alice, { status: "r", in_reply_to_id: secret.json().id, scheduled_at: inMinutes(60) })), [404, "The post you are trying to reply to does not appear to exist."]);
+      assert.deepEqual(errorOf(await post(a.alice, { status: "r", in_reply_to_id: secret.json<Status>().id, scheduled_at: inMinutes(60) })), [404, "The post you are trying to reply to does not appear to exist."]);
     });
 
     test(
@@ -149,7 +156,7 @@ describe("scheduled statuses", () => {
       const second = await schedule(user, { status: "twice" }, { "Idempotency-Key": "sched-1" });
       assert.equal(second.id, first.id);
       assert.equal(second.params.text, "once");
-      assert.equal((await get(server.app, "/api/v1/scheduled_statuses", user.token)).json().length, 1);
+      assert.equal((await get(server.app, "/api/v1/scheduled_statuses", user.token)).json<ScheduledStatus[]>().length, 1);
     });
 
     test(
@@ -170,16 +177,16 @@ describe("scheduled statuses", () => {
       await schedule(a.alice, { status: "someone else's" });
       const all = await get(server.app, "/api/v1/scheduled_statuses", user.token);
       assert.equal(all.statusCode, 200);
-      assert.deepEqual(all.json().map((s: Json) => s.id), made.map((s) => s.id).reverse());
+      assert.deepEqual(all.json<ScheduledStatus[]>().map((s) => s.id), made.map((s) => s.id).reverse());
       const page1 = await get(server.app, "/api/v1/scheduled_statuses?limit=2", user.token);
-      assert.deepEqual(page1.json().map((s: Json) => s.params.text), ["s2", "s1"]);
+      assert.deepEqual(page1.json<ScheduledStatus[]>().map((s) => s.params.text), ["s2", "s1"]);
       const l1 = links(page1);
       assert.equal(l1.next, `/api/v1/scheduled_statuses?limit=2&max_id=${made[1].id}`);
       assert.equal(l1.prev, `/api/v1/scheduled_statuses?limit=2&min_id=${made[2].id}`);
       const page2 = await get(server.app, l1.next, user.token);
-      assert.deepEqual(page2.json().map((s: Json) => s.params.text), ["s0"]);
+      assert.deepEqual(page2.json<ScheduledStatus[]>().map((s) => s.params.text), ["s0"]);
       assert.equal(links(page2).next, undefined);
-      assert.deepEqual((await get(server.app, links(page2).prev, user.token)).json().map((s: Json) => s.params.text), ["s2", "s1"]);
+      assert.deepEqual((await get(server.app, links(page2).prev, user.token)).json<ScheduledStatus[]>().map((s) => s.params.text), ["s2", "s1"]);
     });
 
     test("GET one; another user's or an unknown one is 404", async () => {
@@ -196,12 +203,12 @@ describe("scheduled statuses", () => {
       const at = inMinutes(180);
       const res = await request(server.app, "PUT", `/api/v1/scheduled_statuses/${body.id}`, { token: a.alice.token, form: { scheduled_at: at } });
       assert.equal(res.statusCode, 200, res.body);
-      assert.equal(res.json().scheduled_at, at);
-      assert.equal(res.json().params.text, "moving");
+      assert.equal(res.json<ScheduledStatus>().scheduled_at, at);
+      assert.equal(res.json<ScheduledStatus>().params.text, "moving");
       for (const value of [inMinutes(2), inMinutes(-60), "garbage"]) {
         assert.deepEqual(errorOf(await request(server.app, "PUT", `/api/v1/scheduled_statuses/${body.id}`, { token: a.alice.token, json: { scheduled_at: value } })), [422, RESCHEDULE_TOO_SOON], value);
       }
-      assert.equal((await get(server.app, `/api/v1/scheduled_statuses/${body.id}`, a.alice.token)).json().scheduled_at, at);
+      assert.equal((await get(server.app, `/api/v1/scheduled_statuses/${body.id}`, a.alice.token)).json<ScheduledStatus>().scheduled_at, at);
       assert.equal((await request(server.app, "PUT", `/api/v1/scheduled_statuses/${body.id}`, { token: a.bob.token, json: { scheduled_at: inMinutes(300) } })).statusCode, 404);
     });
 
@@ -229,6 +236,32 @@ describe("scheduled statuses", () => {
       assert.equal((await request(server.app, "PUT", `/api/v1/scheduled_statuses/${body.id}`, { token: readOnly, json: { scheduled_at: inMinutes(200) } })).statusCode, 403);
       assert.equal((await request(server.app, "DELETE", `/api/v1/scheduled_statuses/${body.id}`, { token: readOnly })).statusCode, 403);
     });
+
+    describeAuth("GET /api/v1/scheduled_statuses", () => server, {
+      scope: "read:statuses",
+      send: (_, token) => get(server.app, "/api/v1/scheduled_statuses", token),
+    });
+    describeAuth("GET /api/v1/scheduled_statuses/:id", () => server, {
+      scope: "read:statuses",
+      send: async (_, token, owner) => {
+        const { id } = await schedule(owner, { status: "to read" });
+        return get(server.app, `/api/v1/scheduled_statuses/${id}`, token);
+      },
+    });
+    describeAuth("PUT /api/v1/scheduled_statuses/:id", () => server, {
+      scope: "write:statuses",
+      send: async (_, token, owner) => {
+        const { id } = await schedule(owner, { status: "to move" });
+        return request(server.app, "PUT", `/api/v1/scheduled_statuses/${id}`, { token, json: { scheduled_at: inMinutes(300) } });
+      },
+    });
+    describeAuth("DELETE /api/v1/scheduled_statuses/:id", () => server, {
+      scope: "write:statuses",
+      send: async (_, token, owner) => {
+        const { id } = await schedule(owner, { status: "to cancel" });
+        return request(server.app, "DELETE", `/api/v1/scheduled_statuses/${id}`, { token });
+      },
+    });
   });
 
   describe("media while scheduled", () => {
@@ -237,7 +270,7 @@ describe("scheduled statuses", () => {
       const m2 = await upload(a.carol);
       const body = await schedule(a.carol, { status: "with media", media_ids: [m2, m1] });
       assert.deepEqual(body.params.media_ids, [m2, m1]);
-      assert.deepEqual(body.media_attachments.map((m: Json) => m.id), [m2, m1]);
+      assert.deepEqual(body.media_attachments.map((m) => m.id), [m2, m1]);
       assert.equal((await get(server.app, `/api/v1/media/${m1}`, a.carol.token)).statusCode, 404);
       assert.equal((await post(a.carol, { status: "steal", media_ids: [m1] })).statusCode, 422);
       assert.equal((await post(a.carol, { status: "steal later", media_ids: [m1], scheduled_at: inMinutes(120) })).statusCode, 422);
@@ -268,20 +301,20 @@ describe("scheduled statuses", () => {
       const rows = await statusRows(user);
       assert.equal(rows.length, 2);
       const published = rows.find((r) => r.text === "Scheduled #hello @bob")!;
-      const status = (await get(server.app, `/api/v1/statuses/${published.id}`, user.token)).json();
+      const status = (await get(server.app, `/api/v1/statuses/${published.id}`, user.token)).json<Status>();
       assert.equal(status.visibility, "unlisted");
       assert.equal(status.spoiler_text, "later");
       assert.equal(status.sensitive, true);
       assert.equal(status.language, "de");
-      assert.deepEqual(status.media_attachments.map((m: Json) => m.id), [media]);
-      assert.deepEqual(status.mentions.map((m: Json) => m.acct), ["bob"]);
-      assert.deepEqual(status.tags.map((t: Json) => t.name), ["hello"]);
+      assert.deepEqual(status.media_attachments.map((m) => m.id), [media]);
+      assert.deepEqual(status.mentions.map((m) => m.acct), ["bob"]);
+      assert.deepEqual(status.tags.map((t) => t.name), ["hello"]);
       assert.deepEqual(status.application, { name: "Test Client", website: "https://client.example" });
       const withPoll = rows.find((r) => r.text === "Scheduled poll")!;
-      const pollStatus = (await get(server.app, `/api/v1/statuses/${withPoll.id}`)).json();
-      assert.deepEqual(pollStatus.poll.options.map((o: Json) => o.title), ["yes", "no"]);
-      assert.equal(pollStatus.poll.multiple, true);
-      assert.ok(Date.parse(pollStatus.poll.expires_at) > Date.parse(at) + 3600_000 - MINUTE, "the poll runs from the publication");
+      const pollStatus = (await get(server.app, `/api/v1/statuses/${withPoll.id}`)).json<Status>();
+      assert.deepEqual(pollStatus.poll?.options.map((o) => o.title), ["yes", "no"]);
+      assert.equal(pollStatus.poll?.multiple, true);
+      assert.ok(Date.parse(String(pollStatus.poll?.expires_at)) > Date.parse(at) + 3600_000 - MINUTE, "the poll runs from the publication");
 
       assert.equal((await get(server.app, `/api/v1/scheduled_statuses/${body.id}`, user.token)).statusCode, 404);
       assert.equal((await get(server.app, `/api/v1/scheduled_statuses/${polled.id}`, user.token)).statusCode, 404);
@@ -329,7 +362,7 @@ describe("scheduled statuses", () => {
 
     test("a post whose reply target vanished is dropped and its media released", async () => {
       const user = await createUser(server.ctx, "dropped");
-      const parent = (await post(a.alice, { status: "parent" })).json();
+      const parent = (await post(a.alice, { status: "parent" })).json<Status>();
       const media = await upload(user);
       const body = await schedule(user, { status: "reply", in_reply_to_id: parent.id, media_ids: [media], scheduled_at: inMinutes(10) });
       assert.equal(body.params.in_reply_to_id, parent.id);

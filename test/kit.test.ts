@@ -15,6 +15,7 @@ import {
   request,
   standardAccounts,
   standardData,
+  statusJson,
   unblock,
   unfollow,
   uploadImage,
@@ -34,10 +35,17 @@ describe("the social graph helpers", () => {
     const account = await accountJson(server, id);
     return [account.followers_count, account.following_count];
   };
-  const follows = async (from: string, to: string) =>
-    (await server.ctx.db.kysely.selectFrom("follows").select("id").where("account_id", "=", from).where("target_account_id", "=", to).execute()).length;
-  const blocks = async (from: string, to: string) =>
-    (await server.ctx.db.kysely.selectFrom("blocks").select("id").where("account_id", "=", from).where("target_account_id", "=", to).execute()).length;
+  const rows = async (table: "follows" | "blocks", from: string, to: string) => {
+    const found = await server.ctx.db.kysely
+      .selectFrom(table)
+      .select("id")
+      .where("account_id", "=", from)
+      .where("target_account_id", "=", to)
+      .execute();
+    return found.length;
+  };
+  const follows = (from: string, to: string) => rows("follows", from, to);
+  const blocks = (from: string, to: string) => rows("blocks", from, to);
 
   test("standardAccounts is made once per server", async () => {
     const first = await standardAccounts(server.ctx);
@@ -96,7 +104,8 @@ describe("the social graph helpers", () => {
 
   test("uploadImage stores an unattached image with its description and focus", async () => {
     const { alice } = await standardAccounts(server.ctx);
-    const media = await uploadImage(server, alice, { width: 40, height: 20, format: "jpeg", description: "wide", focus: "0.5,-0.5" });
+    const options = { width: 40, height: 20, format: "jpeg", description: "wide", focus: "0.5,-0.5" } as const;
+    const media = await uploadImage(server, alice, options);
     assert.equal(media.type, "image");
     assert.equal(media.description, "wide");
     assert.deepEqual(media.meta.focus, { x: 0.5, y: -0.5 });
@@ -127,7 +136,8 @@ describe("the standard data set", () => {
   });
   after(() => server.close());
 
-  const sees = async (status: Status, token?: string) => (await get(server.app, `/api/v1/statuses/${status.id}`, token)).statusCode === 200;
+  const sees = async (status: Status, token?: string) =>
+    (await get(server.app, `/api/v1/statuses/${status.id}`, token)).statusCode === 200;
 
   test("is built once per server, on the standard accounts", async () => {
     assert.equal(await standardData(server), data);
@@ -140,14 +150,19 @@ describe("the standard data set", () => {
     assert.equal((await accountJson(server, data.bob)).following_count, 1);
     assert.equal((await accountJson(server, data.carol)).following_count, 1);
     assert.equal((await accountJson(server, data.lucy)).followers_count, 1);
-    const blocked = await server.ctx.db.kysely.selectFrom("blocks").select("target_account_id").where("account_id", "=", data.carol.account.id).execute();
+    const blocked = await server.ctx.db.kysely
+      .selectFrom("blocks")
+      .select("target_account_id")
+      .where("account_id", "=", data.carol.account.id)
+      .execute();
     assert.deepEqual(blocked.map((b) => b.target_account_id), [data.rita.id]);
   });
 
   test("one status of each visibility by alice, seen by whom the comment says", async () => {
     const { alicePublic, aliceUnlisted, alicePrivate, aliceDirect } = data.statuses;
-    assert.deepEqual([alicePublic, aliceUnlisted, alicePrivate, aliceDirect].map((s) => s.visibility), ["public", "unlisted", "private", "direct"]);
-    assert.deepEqual([alicePublic, aliceUnlisted, alicePrivate, aliceDirect].map((s) => s.account.id), Array(4).fill(data.alice.account.id));
+    const all = [alicePublic, aliceUnlisted, alicePrivate, aliceDirect];
+    assert.deepEqual(all.map((s) => s.visibility), ["public", "unlisted", "private", "direct"]);
+    assert.deepEqual(all.map((s) => s.account.id), Array(4).fill(data.alice.account.id));
     assert.equal(await sees(alicePublic), true);
     assert.equal(await sees(aliceUnlisted), true);
     assert.equal(await sees(alicePrivate, data.bob.token), true);
@@ -159,13 +174,14 @@ describe("the standard data set", () => {
 
   test("bob's reply counts on alice's public status", async () => {
     assert.equal(data.statuses.bobReply.in_reply_to_id, data.statuses.alicePublic.id);
-    assert.equal((await get(server.app, `/api/v1/statuses/${data.statuses.alicePublic.id}`)).json().replies_count, 1);
+    assert.equal((await statusJson(server, data.statuses.alicePublic.id)).replies_count, 1);
   });
 
   test("alice's unattached media is hers to attach", async () => {
-    const draft = (await get(server.app, `/api/v1/media/${data.media.aliceUnattached.id}`, data.alice.token)).json() as MediaAttachment;
+    const path = `/api/v1/media/${data.media.aliceUnattached.id}`;
+    const draft = (await get(server.app, path, data.alice.token)).json<MediaAttachment>();
     assert.equal(draft.description, "A teal rectangle");
-    assert.equal((await get(server.app, `/api/v1/media/${data.media.aliceUnattached.id}`, data.bob.token)).statusCode, 404);
+    assert.equal((await get(server.app, path, data.bob.token)).statusCode, 404);
   });
 
   test("the blobcat emoji is rendered in posts", async () => {

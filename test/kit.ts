@@ -45,6 +45,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import type { Transaction } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
 import sharp from "sharp";
@@ -54,7 +55,7 @@ import type { Ctx } from "../src/context.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { newId } from "../src/db/ids.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
-import type { AccountRow, ApplicationRow, CustomEmojiRow, UserRow } from "../src/db/schema.ts";
+import type { AccountRow, ApplicationRow, CustomEmojiRow, Database, UserRow } from "../src/db/schema.ts";
 import { JobQueue } from "../src/jobs/queue.ts";
 import { MemoryRateLimitStore } from "../src/api/rate_limit.ts";
 import type { MailDomainChecker } from "../src/services/mail/domains.ts";
@@ -332,7 +333,12 @@ export interface FollowOptions {
  * `follower` follows `target` (already accepted, also for a locked target: there are no follow
  * requests yet). Following twice is a no-op; both accounts' counters move once, as Mastodon's do.
  */
-export async function follow(server: TestServer, follower: AnyAccount, target: AnyAccount, options: FollowOptions = {}): Promise<void> {
+export async function follow(
+  server: TestServer,
+  follower: AnyAccount,
+  target: AnyAccount,
+  options: FollowOptions = {},
+): Promise<void> {
   const from = accountOf(follower);
   const to = accountOf(target);
   const now = new Date().toISOString();
@@ -354,9 +360,22 @@ export async function follow(server: TestServer, follower: AnyAccount, target: A
       .returning("id")
       .executeTakeFirst();
     if (!inserted) return;
-    await tx.updateTable("accounts").set((eb) => ({ following_count: eb("following_count", "+", 1) })).where("id", "=", from.id).execute();
-    await tx.updateTable("accounts").set((eb) => ({ followers_count: eb("followers_count", "+", 1) })).where("id", "=", to.id).execute();
+    await moveFollowCounters(tx, from, to, 1);
   });
+}
+
+/** The follower's following_count and the target's followers_count move by `by`. */
+async function moveFollowCounters(tx: Transaction<Database>, from: AccountRow, to: AccountRow, by: 1 | -1) {
+  await tx
+    .updateTable("accounts")
+    .set((eb) => ({ following_count: eb("following_count", "+", by) }))
+    .where("id", "=", from.id)
+    .execute();
+  await tx
+    .updateTable("accounts")
+    .set((eb) => ({ followers_count: eb("followers_count", "+", by) }))
+    .where("id", "=", to.id)
+    .execute();
 }
 
 /** `follower` stops following `target`; the counters move back. Not following is a no-op. */
@@ -364,10 +383,14 @@ export async function unfollow(server: TestServer, follower: AnyAccount, target:
   const from = accountOf(follower);
   const to = accountOf(target);
   await server.ctx.db.kysely.transaction().execute(async (tx) => {
-    const removed = await tx.deleteFrom("follows").where("account_id", "=", from.id).where("target_account_id", "=", to.id).returning("id").executeTakeFirst();
+    const removed = await tx
+      .deleteFrom("follows")
+      .where("account_id", "=", from.id)
+      .where("target_account_id", "=", to.id)
+      .returning("id")
+      .executeTakeFirst();
     if (!removed) return;
-    await tx.updateTable("accounts").set((eb) => ({ following_count: eb("following_count", "-", 1) })).where("id", "=", from.id).execute();
-    await tx.updateTable("accounts").set((eb) => ({ followers_count: eb("followers_count", "-", 1) })).where("id", "=", to.id).execute();
+    await moveFollowCounters(tx, from, to, -1);
   });
 }
 
@@ -379,14 +402,24 @@ export async function block(server: TestServer, blocker: AnyAccount, target: Any
   await unfollow(server, to, from);
   await server.ctx.db.kysely
     .insertInto("blocks")
-    .values({ id: newId(), account_id: from.id, target_account_id: to.id, uri: from.domain ? `${from.uri}#blocks/${newId()}` : null, created_at: new Date().toISOString() })
+    .values({
+      id: newId(),
+      account_id: from.id,
+      target_account_id: to.id,
+      uri: from.domain ? `${from.uri}#blocks/${newId()}` : null,
+      created_at: new Date().toISOString(),
+    })
     .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
     .execute();
 }
 
 /** `blocker` lifts a block on `target`; follows ended by the block stay ended. */
 export async function unblock(server: TestServer, blocker: AnyAccount, target: AnyAccount): Promise<void> {
-  await server.ctx.db.kysely.deleteFrom("blocks").where("account_id", "=", accountOf(blocker).id).where("target_account_id", "=", accountOf(target).id).execute();
+  await server.ctx.db.kysely
+    .deleteFrom("blocks")
+    .where("account_id", "=", accountOf(blocker).id)
+    .where("target_account_id", "=", accountOf(target).id)
+    .execute();
 }
 
 // ---- Content through the API. ----
@@ -407,7 +440,12 @@ export interface StatusParams {
  * Posts a status as `author` (JSON, or form pairs such as `["poll[options][]", "a"]`) and asserts
  * it was created. For refused posts, send the request with `request` and check `errorOf`.
  */
-export async function postStatus(server: TestServer, author: TestUser, params: StatusParams | Array<[string, string]>, headers?: Record<string, string>): Promise<Status> {
+export async function postStatus(
+  server: TestServer,
+  author: TestUser,
+  params: StatusParams | Array<[string, string]>,
+  headers?: Record<string, string>,
+): Promise<Status> {
   const body = Array.isArray(params) ? { form: params } : { json: params };
   const res = await request(server.app, "POST", "/api/v1/statuses", { token: author.token, headers, ...body });
   assert.equal(res.statusCode, 200, res.body);
@@ -441,13 +479,21 @@ export function testImage(options: Pick<ImageOptions, "width" | "height" | "form
 }
 
 /** Uploads an image as `owner` through POST /api/v2/media and asserts it was stored; it stays unattached. */
-export async function uploadImage(server: TestServer, owner: TestUser, options: ImageOptions = {}): Promise<MediaAttachment> {
+export async function uploadImage(
+  server: TestServer,
+  owner: TestUser,
+  options: ImageOptions = {},
+): Promise<MediaAttachment> {
   const format = options.format ?? "png";
-  const parts: Parameters<typeof multipartBody>[0] = [{ name: "file", value: await testImage(options), filename: `image.${format === "png" ? "png" : "jpg"}`, type: `image/${format}` }];
+  const file = await testImage(options);
+  const parts: Parameters<typeof multipartBody>[0] = [
+    { name: "file", value: file, filename: `image.${format === "png" ? "png" : "jpg"}`, type: `image/${format}` },
+  ];
   if (options.description !== undefined) parts.push({ name: "description", value: options.description });
   if (options.focus !== undefined) parts.push({ name: "focus", value: options.focus });
   const { body, contentType } = multipartBody(parts);
-  const res = await request(server.app, "POST", "/api/v2/media", { token: owner.token, body, headers: { "content-type": contentType } });
+  const headers = { "content-type": contentType };
+  const res = await request(server.app, "POST", "/api/v2/media", { token: owner.token, body, headers });
   assert.equal(res.statusCode, 200, res.body);
   return res.json() as MediaAttachment;
 }
@@ -465,9 +511,14 @@ export interface EmojiOptions {
 }
 
 /** Stores a custom emoji (the admin commands that import them are not what tests of posts are about). */
-export async function createCustomEmoji(server: TestServer, shortcode: string, options: EmojiOptions = {}): Promise<CustomEmojiRow> {
+export async function createCustomEmoji(
+  server: TestServer,
+  shortcode: string,
+  options: EmojiOptions = {},
+): Promise<CustomEmojiRow> {
   const now = new Date().toISOString();
   const domain = options.domain ?? null;
+  const imageUrl = `https://${domain ?? "rookery.test"}/emoji/${shortcode}.png`;
   return server.ctx.db.kysely
     .insertInto("custom_emojis")
     .values({
@@ -477,7 +528,7 @@ export async function createCustomEmoji(server: TestServer, shortcode: string, o
       uri: domain ? `https://${domain}/emojis/${shortcode}` : null,
       image_file: options.imageFile ?? null,
       image_static_file: options.imageStaticFile ?? null,
-      image_remote_url: options.imageRemoteUrl === undefined ? `https://${domain ?? "rookery.test"}/emoji/${shortcode}.png` : options.imageRemoteUrl,
+      image_remote_url: options.imageRemoteUrl === undefined ? imageUrl : options.imageRemoteUrl,
       disabled: options.disabled ?? false,
       visible_in_picker: options.visibleInPicker ?? true,
       category: options.category ?? null,
@@ -600,7 +651,8 @@ function insufficientFor(scope: string): string[] {
  */
 export function describeAuth(route: string, server: () => TestServer, check: AuthCheck): void {
   const needsUser = check.user ?? true;
-  const ok = (res: LightMyRequestResponse, label: string) => assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${label}: ${res.statusCode} ${res.body}`);
+  const ok = (res: LightMyRequestResponse, label: string) =>
+    assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${label}: ${res.statusCode} ${res.body}`);
   describe(`${route}: who may call it`, () => {
     let owner: TestUser;
     before(async () => {
@@ -635,7 +687,8 @@ export function describeAuth(route: string, server: () => TestServer, check: Aut
 
     if (needsUser) {
       test("422 for an app token, which has no user", async () => {
-        assert.deepEqual(errorOf(await check.send(server(), await appToken(server().ctx, check.scope), owner)), [422, USER_REQUIRED]);
+        const token = await appToken(server().ctx, check.scope);
+        assert.deepEqual(errorOf(await check.send(server(), token, owner)), [422, USER_REQUIRED]);
       });
     } else {
       test("an app token holding the scope is served", async () => {

@@ -44,8 +44,11 @@ describe("polls", () => {
     return { ...status, poll: status.poll };
   };
   /** A vote by a user, or with a bare token (none: anonymous). */
-  const vote = (voter: TestUser | string | undefined, pollId: string, options: { json?: Record<string, unknown>; form?: Array<[string, string]> }) =>
-    request(server.app, "POST", `/api/v1/polls/${pollId}/votes`, { token: typeof voter === "object" ? voter.token : voter, ...options });
+  type VoteBody = { json?: Record<string, unknown>; form?: Array<[string, string]> };
+  const vote = (voter: TestUser | string | undefined, pollId: string, body: VoteBody) => {
+    const token = typeof voter === "object" ? voter.token : voter;
+    return request(server.app, "POST", `/api/v1/polls/${pollId}/votes`, { token, ...body });
+  };
   const voteOk = async (user: TestUser, pollId: string, choices: Array<number | string>): Promise<Poll> => {
     const res = await vote(user, pollId, { json: { choices } });
     assert.equal(res.statusCode, 200, res.body);
@@ -260,13 +263,19 @@ describe("polls", () => {
   describeAuth("POST /api/v1/polls/:id/votes", () => server, {
     scope: "write:statuses",
     insufficient: ["read write:favourites", "push"],
-    send: async (_, token) => vote(token, (await createPoll(a.alice, { options: ["a", "b"] })).poll.id, { json: { choices: [0] } }),
+    send: async (_, token) => {
+      const { poll: created } = await createPoll(a.alice, { options: ["a", "b"] });
+      return vote(token, created.id, { json: { choices: [0] } });
+    },
   });
 
   describeAuth("GET /api/v1/polls/:id", () => server, {
     scope: "read:statuses",
     anonymous: true,
     user: false,
-    send: async (_, token) => get(server.app, `/api/v1/polls/${(await createPoll(a.alice, { options: ["a", "b"] })).poll.id}`, token),
+    send: async (_, token) => {
+      const { poll: created } = await createPoll(a.alice, { options: ["a", "b"] });
+      return get(server.app, `/api/v1/polls/${created.id}`, token);
+    },
   });
 });

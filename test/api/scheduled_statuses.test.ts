@@ -252,7 +252,8 @@ describe("scheduled statuses", () => {
       scope: "write:statuses",
       send: async (_, token, owner) => {
         const { id } = await schedule(owner, { status: "to move" });
-        return request(server.app, "PUT", `/api/v1/scheduled_statuses/${id}`, { token, json: { scheduled_at: inMinutes(300) } });
+        const json = { scheduled_at: inMinutes(300) };
+        return request(server.app, "PUT", `/api/v1/scheduled_statuses/${id}`, { token, json });
       },
     });
     describeAuth("DELETE /api/v1/scheduled_statuses/:id", () => server, {

@@ -55,8 +55,10 @@ describe("status actions", () => {
 
   const post = (user: TestUser, params: StatusParams) => postStatus(server, user, params);
   /** An action by a user, or with a bare token (none: anonymous). */
-  const act = (actor: TestUser | string | undefined, id: string, action: string, json?: Record<string, unknown>) =>
-    request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: typeof actor === "object" ? actor.token : actor, json });
+  const act = (actor: TestUser | string | undefined, id: string, action: string, json?: Record<string, unknown>) => {
+    const token = typeof actor === "object" ? actor.token : actor;
+    return request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token, json });
+  };
   const actOk = async (user: TestUser, id: string, action: string, json?: Record<string, unknown>): Promise<Status> => {
     const res = await act(user, id, action, json);
     assert.equal(res.statusCode, 200, `${action}: ${res.body}`);
@@ -461,8 +463,14 @@ describe("status actions", () => {
       });
     }
 
-    describeAuth("GET /api/v1/bookmarks", () => server, { scope: "read:bookmarks", send: (_, token) => get(server.app, "/api/v1/bookmarks", token) });
-    describeAuth("GET /api/v1/favourites", () => server, { scope: "read:favourites", send: (_, token) => get(server.app, "/api/v1/favourites", token) });
+    describeAuth("GET /api/v1/bookmarks", () => server, {
+      scope: "read:bookmarks",
+      send: (_, token) => get(server.app, "/api/v1/bookmarks", token),
+    });
+    describeAuth("GET /api/v1/favourites", () => server, {
+      scope: "read:favourites",
+      send: (_, token) => get(server.app, "/api/v1/favourites", token),
+    });
 
     test("the lists belong to the viewer and need their read scope", async () => {
       assert.equal((await get(server.app, "/api/v1/bookmarks")).statusCode, 401);

@@ -8,7 +8,20 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { newId } from "../../src/db/ids.ts";
-import { block, createTestServer, createUser, errorOf, follow, get, postStatus, request, unfollow, type StatusParams, type TestServer, type TestUser } from "../kit.ts";
+import {
+  block,
+  createTestServer,
+  createUser,
+  errorOf,
+  follow,
+  get,
+  postStatus,
+  request,
+  unfollow,
+  type StatusParams,
+  type TestServer,
+  type TestUser,
+} from "../kit.ts";
 import type { Context, Status, Visibility } from "../types.ts";
 
 type Reader = "author" | "follower" | "mentioned" | "stranger" | "blocked" | "anonymous";

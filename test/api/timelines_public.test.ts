@@ -25,7 +25,8 @@ describe("GET /api/v1/timelines/public", () => {
   let accounts: StandardAccounts;
   const ids: Record<string, string> = {};
 
-  const post = async (who: keyof Omit<StandardAccounts, "rita" | "app">, params: StatusParams) => (await postStatus(server, accounts[who], params)).id;
+  const post = async (who: keyof Omit<StandardAccounts, "rita" | "app">, params: StatusParams) =>
+    (await postStatus(server, accounts[who], params)).id;
   const texts = async (url: string, token?: string) => {
     const res = await get(server.app, url, token);
     assert.equal(res.statusCode, 200, res.body);

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
-import sharp from "sharp";
 import { loadConfig } from "../src/config.ts";
 import { DeepLProvider } from "../src/services/translation/deepl.ts";
 import { translationLanguages } from "../src/services/translation/languages.ts";
@@ -12,14 +11,14 @@ import {
   appToken,
   createTestServer,
   errorOf,
-  multipartBody,
+  postStatus,
   request,
   standardAccounts,
   tokenFor,
+  uploadImage,
   type RequestOptions,
   type StandardAccounts,
   type TestServer,
-  type TestUser,
 } from "./kit.ts";
 
 // ---- A local stand-in for a translation service. ----
@@ -88,22 +87,6 @@ function fakeTranslate(html: string): string {
 }
 
 // ---- Helpers over the Rookery API. ----
-
-async function postStatus(server: TestServer, user: TestUser, form: Array<[string, string]>): Promise<{ id: string; language: string | null; poll: { id: string } | null }> {
-  const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, form });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json();
-}
-
-async function uploadImage(server: TestServer, user: TestUser, description?: string): Promise<string> {
-  const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: "#c33" } }).png().toBuffer();
-  const parts: Parameters<typeof multipartBody>[0] = [{ name: "file", value: png, filename: "cat.png", type: "image/png" }];
-  if (description !== undefined) parts.push({ name: "description", value: description });
-  const { body, contentType } = multipartBody(parts);
-  const res = await request(server.app, "POST", "/api/v2/media", { token: user.token, body, headers: { "content-type": contentType } });
-  assert.equal(res.statusCode, 200, res.body);
-  return res.json().id;
-}
 
 function translate(server: TestServer, statusId: string, token: string | undefined, options: Omit<RequestOptions, "token"> = {}) {
   return request(server.app, "POST", `/api/v1/statuses/${statusId}/translate`, { token, ...options });
@@ -199,8 +182,8 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("translates media descriptions in the status's order; one without a description stays empty", async () => {
-    const described = await uploadImage(server, accounts.alice, "Bild einer Katze");
-    const bare = await uploadImage(server, accounts.alice);
+    const described = (await uploadImage(server, accounts.alice, { description: "Bild einer Katze" })).id;
+    const bare = (await uploadImage(server, accounts.alice)).id;
     const status = await postStatus(server, accounts.alice, [
       ["status", "Hallo"],
       ["language", "de"],
@@ -268,7 +251,7 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("a status with nothing to translate is refused", async () => {
-    const media = await uploadImage(server, accounts.alice);
+    const media = (await uploadImage(server, accounts.alice)).id;
     const status = await postStatus(server, accounts.alice, [["media_ids[]", media]]);
     assert.deepEqual(errorOf(await translate(server, status.id, accounts.alice.token)), [403, "This action is not allowed"]);
   });

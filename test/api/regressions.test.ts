@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { newId } from "../../src/db/ids.ts";
-import { createTestServer, errorOf, get, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+import { createTestServer, errorOf, follow, get, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
 import { Browser } from "../browser.ts";
 
 describe("review regressions", () => {
@@ -48,7 +48,7 @@ describe("review regressions", () => {
 
   test("a suspended or disabled user's token reads nothing, public endpoints included", async () => {
     const { id } = await post(accounts.alice.token, { status: "for followers", visibility: "private" });
-    await server.ctx.db.kysely.insertInto("follows").values({ id: newId(), account_id: accounts.carol.account.id, target_account_id: accounts.alice.account.id, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }).execute();
+    await follow(server, accounts.carol, accounts.alice);
     assert.equal((await get(server.app, `/api/v1/statuses/${id}`, accounts.carol.token)).statusCode, 200);
     await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", accounts.carol.account.id).execute();
     assert.deepEqual(errorOf(await get(server.app, `/api/v1/statuses/${id}`, accounts.carol.token)), [403, "Your login is currently disabled"]);

@@ -9,10 +9,22 @@ import { after, before, describe, test } from "node:test";
 import sharp from "sharp";
 import type { LightMyRequestResponse } from "fastify";
 import { removeUnattachedMedia } from "../../src/services/media/upload.ts";
-import { appToken, createTestServer, errorOf, get, multipartBody, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  appToken,
+  createTestServer,
+  describeAuth,
+  errorOf,
+  get,
+  multipartBody,
+  request,
+  standardAccounts,
+  tokenFor,
+  uploadImage,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
+import type { MediaAttachment, Status } from "../types.ts";
 import { openApiSkip, validateSchema } from "../openapi.ts";
-
-type Json = Record<string, any>;
 
 const NOT_VERIFIED = "File type of uploaded media could not be verified";
 
@@ -38,8 +50,8 @@ async function png(width: number, height: number, alpha: boolean): Promise<Buffe
 }
 
 /** The path of a URL on this server (media URLs are absolute). */
-function pathOf(url: string): string {
-  assert.ok(url.startsWith("https://rookery.test/system/"), url);
+function pathOf(url: string | null): string {
+  assert.ok(url !== null && url.startsWith("https://rookery.test/system/"), String(url));
   return url.slice("https://rookery.test".length);
 }
 
@@ -56,12 +68,12 @@ describe("media attachments", () => {
     const { body, contentType } = multipartBody(parts);
     return request(server.app, "POST", `/api/${version}/media`, { token, body, headers: { "content-type": contentType } });
   };
-  const upload = async (file: Buffer, extra: Record<string, string> = {}, version = "v2", token = a.alice.token): Promise<Json> => {
+  const upload = async (file: Buffer, extra: Record<string, string> = {}, version = "v2", token = a.alice.token): Promise<MediaAttachment> => {
     const res = await uploadRes(token, [{ name: "file", value: file, filename: "upload.bin", type: "application/octet-stream" }, ...Object.entries(extra).map(([name, value]) => ({ name, value }))], version);
     assert.equal(res.statusCode, 200, res.body);
-    return res.json();
+    return res.json<MediaAttachment>();
   };
-  const fetchFile = async (url: string): Promise<LightMyRequestResponse> => get(server.app, pathOf(url));
+  const fetchFile = async (url: string | null): Promise<LightMyRequestResponse> => get(server.app, pathOf(url));
   const dimensions = async (data: Buffer) => {
     const meta = await sharp(data).metadata();
     return { width: meta.width, height: meta.height, format: meta.format, orientation: meta.orientation, exif: meta.exif };
@@ -72,14 +84,14 @@ describe("media attachments", () => {
       const media = await upload(await jpeg(320, 240), {}, version);
       assert.match(media.id, /^\d+$/);
       assert.equal(media.type, "image");
-      assert.match(media.url, /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/original\/[0-9a-f]+\.jpg$/);
-      assert.match(media.preview_url, /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/small\/[0-9a-f]+\.(jpg|png)$/);
+      assert.match(String(media.url), /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/original\/[0-9a-f]+\.jpg$/);
+      assert.match(String(media.preview_url), /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/small\/[0-9a-f]+\.(jpg|png)$/);
       assert.equal(media.remote_url, null);
       assert.equal(media.description, null);
       assert.deepEqual(media.meta.original, { width: 320, height: 240, size: "320x240", aspect: 320 / 240 });
       assert.deepEqual(media.meta.small, { width: 320, height: 240, size: "320x240", aspect: 320 / 240 });
       assert.equal(typeof media.blurhash, "string");
-      assert.match(media.blurhash, /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{6,}$/);
+      assert.match(String(media.blurhash), /^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{6,}$/);
       const original = await fetchFile(media.url);
       assert.equal(original.statusCode, 200);
       assert.equal(original.headers["content-type"], "image/jpeg");
@@ -102,6 +114,7 @@ describe("media attachments", () => {
     ]) {
       const media = await upload(await jpeg(width, height));
       const { original, small } = media.meta;
+      assert.ok(original && small, "original and small sizes");
       assert.deepEqual([original.width, original.height], [width, height]);
       assert.ok(small.width * small.height <= 640 * 360, JSON.stringify(small));
       assert.ok(small.width < width && small.height < height, "scaled down");
@@ -115,7 +128,7 @@ describe("media attachments", () => {
 
   test("a PNG keeps its format; transparency is kept in the preview", async () => {
     const media = await upload(await png(200, 100, true));
-    assert.match(media.url, /\.png$/);
+    assert.match(String(media.url), /\.png$/);
     const original = await fetchFile(media.url);
     assert.equal(original.headers["content-type"], "image/png");
     assert.equal((await dimensions(original.rawPayload)).format, "png");
@@ -130,8 +143,8 @@ describe("media attachments", () => {
 
   test("EXIF orientation is applied and the EXIF data is dropped", async () => {
     const media = await upload(await jpeg(200, 100, 6));
-    assert.deepEqual([media.meta.original.width, media.meta.original.height], [100, 200]);
-    assert.deepEqual([media.meta.small.width, media.meta.small.height], [100, 200]);
+    assert.deepEqual([media.meta.original?.width, media.meta.original?.height], [100, 200]);
+    assert.deepEqual([media.meta.small?.width, media.meta.small?.height], [100, 200]);
     const original = await dimensions((await fetchFile(media.url)).rawPayload);
     assert.deepEqual([original.width, original.height], [100, 200]);
     assert.ok(original.orientation === undefined || original.orientation === 1, `orientation ${original.orientation}`);
@@ -157,7 +170,7 @@ describe("media attachments", () => {
 
   test("descriptions up to 1500 characters", async () => {
     const media = await upload(await jpeg(20, 20), { description: "d".repeat(1500) });
-    assert.equal(media.description.length, 1500);
+    assert.equal(media.description?.length, 1500);
     const [code, error] = errorOf(
       await uploadRes(a.alice.token, [
         { name: "file", value: await jpeg(20, 20), filename: "a.jpg" },
@@ -213,15 +226,15 @@ describe("media attachments", () => {
       assert.deepEqual(res.json(), media);
       const put = await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, form: { description: "Updated", focus: "-0.5,0.5" } });
       assert.equal(put.statusCode, 200, put.body);
-      assert.equal(put.json().description, "Updated");
-      assert.deepEqual(put.json().meta.focus, { x: -0.5, y: 0.5 });
-      assert.deepEqual(put.json().meta.original, media.meta.original);
+      assert.equal(put.json<MediaAttachment>().description, "Updated");
+      assert.deepEqual(put.json<MediaAttachment>().meta.focus, { x: -0.5, y: 0.5 });
+      assert.deepEqual(put.json<MediaAttachment>().meta.original, media.meta.original);
       const again = await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { focus: "0.25,0.75" } });
-      assert.equal(again.json().description, "Updated", "an absent description is kept");
-      assert.deepEqual(again.json().meta.focus, { x: 0.25, y: 0.75 });
+      assert.equal(again.json<MediaAttachment>().description, "Updated", "an absent description is kept");
+      assert.deepEqual(again.json<MediaAttachment>().meta.focus, { x: 0.25, y: 0.75 });
       assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { description: "x".repeat(1501) } })).statusCode, 422);
       assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { focus: "3,3" } })).statusCode, 422);
-      assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json().description, "Updated");
+      assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json<MediaAttachment>().description, "Updated");
     });
 
     test("once attached: GET and PUT are 404, DELETE is 422", async () => {
@@ -251,7 +264,7 @@ describe("media attachments", () => {
       assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.bob.token)).statusCode, 404);
       assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.bob.token, json: { description: "mine now" } })).statusCode, 404);
       assert.equal((await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.bob.token })).statusCode, 404);
-      assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json().description, null);
+      assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json<MediaAttachment>().description, null);
       assert.equal((await get(server.app, "/api/v1/media/123", a.alice.token)).statusCode, 404);
       assert.equal((await get(server.app, "/api/v1/media/abc", a.alice.token)).statusCode, 404);
     });
@@ -279,15 +292,15 @@ describe("media attachments", () => {
     assert.equal((await fetchFile(loose.preview_url)).statusCode, 404);
     assert.equal((await fetchFile(attached.url)).statusCode, 200);
     assert.equal((await fetchFile(reserved.url)).statusCode, 200);
-    const status = (await get(server.app, `/api/v1/statuses/${posted.json().id}`)).json();
-    assert.deepEqual(status.media_attachments.map((m: Json) => m.id), [attached.id]);
+    const status = (await get(server.app, `/api/v1/statuses/${posted.json<Status>().id}`)).json<Status>();
+    assert.deepEqual(status.media_attachments.map((m) => m.id), [attached.id]);
     const remaining = await server.ctx.db.kysely.selectFrom("media_attachments").select("id").where("id", "in", [loose.id, attached.id, reserved.id]).execute();
     assert.deepEqual(remaining.map((r) => r.id).sort(), [attached.id, reserved.id].sort());
   });
 
   test("the media of a deleted status are freed, then cleaned up like any unattached upload", async () => {
     const media = await upload(await jpeg(30, 30));
-    const status = (await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { media_ids: [media.id] } })).json();
+    const status = (await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { media_ids: [media.id] } })).json<Status>();
     await request(server.app, "DELETE", `/api/v1/statuses/${status.id}`, { token: a.alice.token });
     assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).statusCode, 200);
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -295,4 +308,18 @@ describe("media attachments", () => {
     assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).statusCode, 404);
     assert.equal((await fetchFile(media.url)).statusCode, 404);
   });
+  describeAuth("POST /api/v2/media", () => server, {
+    scope: "write:media",
+    send: async (_, token) => uploadRes(token, [{ name: "file", value: await jpeg(16, 16), filename: "a.jpg" }]),
+  });
+  for (const method of ["GET", "PUT", "DELETE"] as const) {
+    describeAuth(`${method} /api/v1/media/:id`, () => server, {
+      scope: "write:media",
+      send: async (_, token, owner) => {
+        const media = await uploadImage(server, owner);
+        const json = method === "PUT" ? { description: "described" } : undefined;
+        return request(server.app, method, `/api/v1/media/${media.id}`, { token, json });
+      },
+    });
+  }
 });

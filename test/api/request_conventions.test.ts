@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { isUploadedFile, toBoolean, type ParamValue } from "../../src/api/params.ts";
+import { isUploadedFile, type ParamValue } from "../../src/api/params.ts";
 import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unprocessable, ValidationFailed } from "../../src/errors.ts";
 import { createTestServer, errorOf, multipartBody, request, type TestServer } from "../kit.ts";
 
@@ -24,7 +24,6 @@ function echoRoutes(app: FastifyInstance) {
     config: { maxFileSize: 64 },
     handler: async (req) => describeValue(req.input),
   });
-  app.get("/test/bool", async (req) => ({ value: toBoolean(req.input.v) ?? null }));
   const errors: Record<string, () => Error> = {
     notfound: () => new NotFound(),
     forbidden: () => new Forbidden(),
@@ -123,23 +122,6 @@ describe("request conventions", () => {
       const res = await request(server.app, "POST", "/test/echo/1", { body: "", headers: { "content-type": "application/json" } });
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), { id: "1" });
-    });
-  });
-
-  describe("boolean coercion", () => {
-    const cases: Array<[string, boolean | null]> = [
-      ["true", true], ["1", true], ["on", true], ["yes", true], ["False", true], ["anything", true],
-      ["false", false], ["0", false], ["f", false], ["F", false], ["FALSE", false], ["off", false], ["OFF", false],
-      ["", null],
-    ];
-    for (const [text, expected] of cases) {
-      test(`"${text}" → ${expected}`, async () => {
-        const res = await request(server.app, "GET", `/test/bool?v=${encodeURIComponent(text)}`);
-        assert.deepEqual(res.json(), { value: expected });
-      });
-    }
-    test("absent → null (not given)", async () => {
-      assert.deepEqual((await request(server.app, "GET", "/test/bool")).json(), { value: null });
     });
   });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { isKnownScope, parentScope, parseScopes, scopesAllow } from "../src/services/auth/scopes.ts";
+import { isKnownScope, parentScope, parseScopes, scopesAllow } from "./scopes.ts";
 
 describe("scopes", () => {
   test("a scope is covered by itself and by the scopes above it", () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ConfigError, environmentWithDotenv, loadConfig } from "../src/config.ts";
+import { ConfigError, environmentWithDotenv, loadConfig } from "./config.ts";
 
 /** The ConfigError `loadConfig(env)` throws (fails the test when it throws nothing or something else). */
 function configError(env: Record<string, string>): ConfigError {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { compareIds, idFloorForTime, idForTime, isIdLike, newId } from "../src/db/ids.ts";
+import { compareIds, idFloorForTime, idForTime, isIdLike, newId } from "./ids.ts";
 
 /** How clients sort IDs: by length, then lexically. */
 function clientCompare(a: string, b: string): number {

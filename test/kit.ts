@@ -501,8 +501,9 @@ export async function uploadImage(
 export interface EmojiOptions {
   /** null (the default) for a local emoji. */
   domain?: string | null;
-  /** Where the image is; by default https://rookery.test/emoji/<shortcode>.png. */
+  /** Where the image is; without an `imageFile`, https://<domain or rookery.test>/emoji/<shortcode>.png by default. */
   imageRemoteUrl?: string | null;
+  /** A stored image (a storage key such as custom_emojis/images/blobcat.png). */
   imageFile?: string | null;
   imageStaticFile?: string | null;
   disabled?: boolean;
@@ -518,7 +519,7 @@ export async function createCustomEmoji(
 ): Promise<CustomEmojiRow> {
   const now = new Date().toISOString();
   const domain = options.domain ?? null;
-  const imageUrl = `https://${domain ?? "rookery.test"}/emoji/${shortcode}.png`;
+  const imageUrl = options.imageFile ? null : `https://${domain ?? "rookery.test"}/emoji/${shortcode}.png`;
   return server.ctx.db.kysely
     .insertInto("custom_emojis")
     .values({

@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from "fastify";
 import type { Ctx } from "../../src/context.ts";
 import { newId } from "../../src/db/ids.ts";
 import { saveSetting } from "../../src/services/instance/settings.ts";
-import { appToken, createRemoteAccount, createTestServer, createUser, errorOf, get, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer } from "../kit.ts";
+import { appToken, createCustomEmoji, createRemoteAccount, createTestServer, createUser, errorOf, get, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer } from "../kit.ts";
 import { openApiSkip, validateResponse, validateSchema } from "../openapi.ts";
 
 const PACKAGE_VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
@@ -52,37 +52,6 @@ async function insertStatus(ctx: Ctx, accountId: string, options: StatusOptions 
     })
     .execute();
   return id;
-}
-
-interface EmojiOptions {
-  domain?: string | null;
-  imageFile?: string | null;
-  staticFile?: string | null;
-  remoteUrl?: string | null;
-  disabled?: boolean;
-  visibleInPicker?: boolean;
-  category?: string | null;
-}
-
-async function insertEmoji(ctx: Ctx, shortcode: string, options: EmojiOptions = {}): Promise<void> {
-  const now = new Date().toISOString();
-  await ctx.db.kysely
-    .insertInto("custom_emojis")
-    .values({
-      id: newId(),
-      shortcode,
-      domain: options.domain ?? null,
-      uri: options.domain ? `https://${options.domain}/emojis/${shortcode}` : null,
-      image_file: options.imageFile ?? null,
-      image_static_file: options.staticFile ?? null,
-      image_remote_url: options.remoteUrl ?? null,
-      disabled: options.disabled ?? false,
-      visible_in_picker: options.visibleInPicker ?? true,
-      category: options.category ?? null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
 }
 
 async function resetSettings(ctx: Ctx): Promise<void> {
@@ -640,11 +609,11 @@ describe("GET /api/v1/custom_emojis", () => {
   let server: TestServer;
   before(async () => {
     server = await createTestServer();
-    await insertEmoji(server.ctx, "blobcat", { imageFile: "custom_emojis/images/blobcat.png", staticFile: "custom_emojis/static/blobcat.png", category: "Blobs" });
-    await insertEmoji(server.ctx, "aaa_hidden", { imageFile: "custom_emojis/images/aaa_hidden.gif", visibleInPicker: false });
-    await insertEmoji(server.ctx, "gone", { imageFile: "custom_emojis/images/gone.png", disabled: true });
-    await insertEmoji(server.ctx, "blobcat", { domain: "remote.example", remoteUrl: "https://remote.example/emoji/blobcat.png" });
-    await insertEmoji(server.ctx, "remote_only", { domain: "remote.example", remoteUrl: "https://remote.example/emoji/remote_only.png" });
+    await createCustomEmoji(server, "blobcat", { imageFile: "custom_emojis/images/blobcat.png", imageStaticFile: "custom_emojis/static/blobcat.png", category: "Blobs" });
+    await createCustomEmoji(server, "aaa_hidden", { imageFile: "custom_emojis/images/aaa_hidden.gif", visibleInPicker: false });
+    await createCustomEmoji(server, "gone", { imageFile: "custom_emojis/images/gone.png", disabled: true });
+    await createCustomEmoji(server, "blobcat", { domain: "remote.example", imageRemoteUrl: "https://remote.example/emoji/blobcat.png" });
+    await createCustomEmoji(server, "remote_only", { domain: "remote.example", imageRemoteUrl: "https://remote.example/emoji/remote_only.png" });
   });
   after(() => server.close());
 

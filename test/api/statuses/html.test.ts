@@ -1,9 +1,10 @@
 /** The exact HTML of local posts: links, mentions, hashtags, paragraphs, custom emoji; and the author's counters. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { newId } from "../../../src/db/ids.ts";
 import {
   accountJson,
+  createCustomEmoji,
+  createRemoteAccount,
   createTestServer,
   createUser,
   postStatus,
@@ -69,11 +70,7 @@ describe("HTML of local posts, mentions, tags and emojis", () => {
   });
 
   test("a remote account sharing a local username is shown with its domain", async () => {
-    const now = new Date().toISOString();
-    await server.ctx.db.kysely
-      .insertInto("accounts")
-      .values({ id: newId(), username: "bob", domain: "other.example", uri: "https://other.example/users/bob", url: "https://other.example/@bob", created_at: now, updated_at: now })
-      .execute();
+    await createRemoteAccount(server.ctx, "bob", "other.example");
     const body = await postStatus(server, a.alice, { status: "@bob @bob@other.example" });
     assert.equal(
       body.content,
@@ -107,11 +104,7 @@ describe("HTML of local posts, mentions, tags and emojis", () => {
   });
 
   test("custom emoji stay as shortcodes and are listed in emojis", async () => {
-    const now = new Date().toISOString();
-    await server.ctx.db.kysely
-      .insertInto("custom_emojis")
-      .values({ id: newId(), shortcode: "blobcat", image_remote_url: "https://rookery.test/emoji/blobcat.png", visible_in_picker: true, created_at: now, updated_at: now })
-      .execute();
+    await createCustomEmoji(server, "blobcat");
     const body = await postStatus(server, a.alice, { status: "I love :blobcat: and :unknown:", spoiler_text: ":blobcat:" });
     assert.equal(body.content, "<p>I love :blobcat: and :unknown:</p>");
     assert.equal(body.emojis.length, 1);

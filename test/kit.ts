@@ -4,10 +4,10 @@
  * data set, helpers that build the social graph and content, a shared scope check, and request
  * helpers that go through HTTP (Fastify's inject). Response bodies are typed in types.ts.
  *
- * The standard accounts (`standardAccounts(ctx)`, made once per server):
- *   alice   a local user; the author of the standard statuses
- *   bob     a local user; follows alice
- *   carol   a local user; a stranger to alice (follows nobody of hers)
+ * The standard accounts (`standardAccounts(ctx)`, made once per server, with no follows or posts):
+ *   alice   a local user; in the data set, the author of the standard statuses
+ *   bob     a local user; in the data set, alice's follower
+ *   carol   a local user; in the data set, a stranger to alice
  *   admin   a local user with the Admin role
  *   lucy    a local user with a locked account (follow requests need approval)
  *   rita    rita@remote.example, a remote account with no user
@@ -30,7 +30,7 @@
  *     aliceDirect        "@bob a secret between us", direct: alice and bob see it
  *     bobReply           bob's public reply "@alice welcome!" to alicePublic (replies_count 1)
  *   media
- *     aliceUnattached    alice's uploaded image (PNG 32×24), attached to nothing, described "A teal rectangle"
+ *     aliceUnattached    alice's image (PNG 32×24) described "A teal rectangle", attached to nothing
  *   emoji
  *     blobcat            a local custom emoji, visible in the picker
  * Not there yet: mutes and pending follow requests (the database has no tables for them).

@@ -70,6 +70,26 @@ export interface CredentialAccount extends Account {
   role: { id: string; name: string; permissions: string; color: string; highlighted: boolean };
 }
 
+/** The viewer's relationship with an account (GET /api/v1/accounts/relationships, follow, block, mute…). */
+export interface Relationship {
+  id: string;
+  following: boolean;
+  showing_reblogs: boolean;
+  notifying: boolean;
+  languages: string[] | null;
+  followed_by: boolean;
+  blocking: boolean;
+  blocked_by: boolean;
+  muting: boolean;
+  muting_notifications: boolean;
+  muting_expires_at: string | null;
+  requested: boolean;
+  requested_by: boolean;
+  domain_blocking: boolean;
+  endorsed: boolean;
+  note: string;
+}
+
 export interface MediaAttachment {
   id: string;
   type: "image" | "gifv" | "video" | "audio" | "unknown";

@@ -76,13 +76,13 @@ export interface Relationship {
   following: boolean;
   showing_reblogs: boolean;
   notifying: boolean;
-  languages: string[] | null;
+  languages?: string[] | null;
   followed_by: boolean;
   blocking: boolean;
   blocked_by: boolean;
   muting: boolean;
   muting_notifications: boolean;
-  muting_expires_at: string | null;
+  muting_expires_at?: string | null;
   requested: boolean;
   requested_by: boolean;
   domain_blocking: boolean;

@@ -65,7 +65,7 @@ import { createLocalUser } from "../src/services/accounts/create.ts";
 import { findRoleByName } from "../src/services/accounts/roles.ts";
 import { insertApplication } from "../src/services/auth/applications.ts";
 import { parentScope, READ_SCOPES, WRITE_SCOPES } from "../src/services/auth/scopes.ts";
-import { issueAccessToken } from "../src/services/auth/tokens.ts";
+import { digest, issueAccessToken } from "../src/services/auth/tokens.ts";
 import type { Account, MediaAttachment, Status, Visibility } from "./types.ts";
 
 /** Which engine this run uses: `sqlite` unless TEST_DATABASE_URL names a PostgreSQL database. */
@@ -260,6 +260,12 @@ export async function tokenFor(ctx: Ctx, user: TestUser | UserRow, scopes: strin
   const application = await testApplication(ctx);
   const userId = "user" in user ? user.user.id : user.id;
   return (await issueAccessToken(ctx.db.kysely, { applicationId: application.id, userId, scopes })).accessToken;
+}
+
+/** Revokes a bearer token, as the user revoking the app's access would. */
+export async function revokeToken(ctx: Ctx, token: string): Promise<void> {
+  const now = new Date().toISOString();
+  await ctx.db.kysely.updateTable("oauth_access_tokens").set({ revoked_at: now }).where("token_digest", "=", digest(token)).execute();
 }
 
 export interface RequestOptions {
@@ -616,6 +622,7 @@ async function makeStandardData(server: TestServer): Promise<StandardData> {
 // ---- The shared scope check (Mastodon's "forbidden for wrong scope" examples). ----
 
 export const INVALID_TOKEN = "The access token is invalid";
+export const REVOKED_TOKEN = "The access token was revoked";
 export const OUTSIDE_SCOPES = "This action is outside the authorized scopes";
 export const USER_REQUIRED = "This method requires an authenticated user";
 
@@ -660,16 +667,24 @@ export function describeAuth(route: string, server: () => TestServer, check: Aut
       owner = await createUser(server().ctx, `scopecheck${++checkedRoutes}`);
     });
 
+    const revoked = async () => {
+      const token = await tokenFor(server().ctx, owner, check.scope);
+      await revokeToken(server().ctx, token);
+      return token;
+    };
+
     if (check.anonymous) {
-      // Mastodon ignores an unknown token on public endpoints (only a revoked one is 401).
-      test("anonymous callers are served, also with an unknown token", async () => {
+      // Mastodon ignores an unknown token on public endpoints, but not a revoked one.
+      test("anonymous callers are served, also with an unknown token; a revoked token is 401", async () => {
         ok(await check.send(server(), undefined, owner), "no token");
         ok(await check.send(server(), "not-a-token", owner), "unknown token");
+        assert.deepEqual(errorOf(await check.send(server(), await revoked(), owner)), [401, REVOKED_TOKEN]);
       });
     } else {
-      test("401 without a token or with an unknown one", async () => {
+      test("401 without a token, with an unknown one or a revoked one", async () => {
         assert.deepEqual(errorOf(await check.send(server(), undefined, owner)), [401, INVALID_TOKEN]);
         assert.deepEqual(errorOf(await check.send(server(), "not-a-token", owner)), [401, INVALID_TOKEN]);
+        assert.deepEqual(errorOf(await check.send(server(), await revoked(), owner)), [401, REVOKED_TOKEN]);
       });
     }
 

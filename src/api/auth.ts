@@ -1,29 +1,11 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
 import type { Ctx } from "../context.ts";
-import type { AccountRow, UserRoleRow, UserRow } from "../db/schema.ts";
-import { AuthenticationRequired, Forbidden, OutsideScopes, Unauthorized, UserRequired } from "../errors.ts";
+import { AuthenticationRequired, Forbidden, OutsideScopes, Unauthorized } from "../errors.ts";
 import { hasPermission, type Permission } from "../services/accounts/roles.ts";
-import { findViewerByToken, recordTokenUse } from "../services/auth/viewer.ts";
+import { assertFunctionalUser, findViewerByToken, recordTokenUse, type UserViewer, type Viewer } from "../services/auth/viewer.ts";
 import { scopesAllow } from "../services/auth/scopes.ts";
 import { toStringParam } from "./params.ts";
 import { API_THROTTLES, applyThrottles, ENDPOINT_THROTTLES } from "./rate_limit.ts";
-
-/** Who is calling: the token, and for a user token the user, their account and role. */
-export interface Viewer {
-  tokenId: string;
-  scopes: string[];
-  applicationId: string | null;
-  user: UserRow | null;
-  account: AccountRow | null;
-  role: UserRoleRow | null;
-}
-
-/** A viewer known to act for a user (what `user: true` routes receive). */
-export interface UserViewer extends Viewer {
-  user: UserRow;
-  account: AccountRow;
-  role: UserRoleRow;
-}
 
 export interface AuthOptions {
   /** The endpoint accepts a token holding any of these scopes (or a scope above one of them). */
@@ -58,14 +40,6 @@ function bearerToken(req: FastifyRequest): string | undefined {
   }
   // Doorkeeper also accepts the token as a parameter.
   return toStringParam(req.input?.access_token) ?? toStringParam(req.input?.bearer_token);
-}
-
-/** Mastodon's `require_user!`: the user must be confirmed, approved and enabled. */
-export function assertFunctionalUser(viewer: Viewer): asserts viewer is UserViewer {
-  if (!viewer.user || !viewer.account || !viewer.role) throw new UserRequired();
-  if (!viewer.user.confirmed_at) throw new Forbidden("Your login is missing a confirmed e-mail address");
-  if (!viewer.user.approved) throw new Forbidden("Your login is currently pending approval");
-  if (viewer.user.disabled || viewer.account.suspended_at) throw new Forbidden("Your login is currently disabled");
 }
 
 /** Decorates the app with `app.auth(options)`, the pre-handler every route uses to authenticate. */

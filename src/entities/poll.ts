@@ -1,3 +1,4 @@
+import { pollOptions, pollTallies } from "../db/columns.ts";
 import type { PollRow } from "../db/schema.ts";
 import type { CustomEmoji } from "./custom_emoji.ts";
 
@@ -14,13 +15,8 @@ export interface Poll {
   emojis: CustomEmoji[];
 }
 
-export function pollOptions(row: Pick<PollRow, "options">): string[] {
-  return JSON.parse(row.options) as string[];
-}
-
-export function pollTallies(row: Pick<PollRow, "cached_tallies">): number[] {
-  return JSON.parse(row.cached_tallies) as number[];
-}
+// Temporary re-export until services/polls and services/translation import db/columns.ts directly.
+export { pollOptions, pollTallies } from "../db/columns.ts";
 
 export function isPollExpired(row: Pick<PollRow, "expires_at">, now = Date.now()): boolean {
   return row.expires_at !== null && Date.parse(row.expires_at) <= now;

@@ -15,7 +15,7 @@ import { openApiSkip, validateSchema } from "../openapi.ts";
 type Json = Record<string, any>;
 
 const MINUTE = 60_000;
-const TOO_SOON = "Validation failed: Scheduled at date must be in the future";
+const TOO_SOON = "Validation failed: Scheduled at The scheduled date must be in the future";
 const RESCHEDULE_TOO_SOON = "Validation failed: Scheduled at The scheduled date must be in the future";
 
 const inMinutes = (minutes: number) => new Date(Date.now() + minutes * MINUTE).toISOString();

@@ -3,7 +3,8 @@ import type { Ctx } from "../../context.ts";
 import { serializeStatuses } from "../../entities/status.ts";
 import { filterVisible } from "../../services/statuses/find.ts";
 import { userOf } from "../auth.ts";
-import { fetchPage, pageParams, setLinkHeader } from "../pagination.ts";
+import { fetchPage } from "../../db/paging.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
 
 /** The viewer's bookmarks and favourites, newest first, paged by the bookmark/favourite IDs. */
 export default async function bookmarkRoutes(app: FastifyInstance, ctx: Ctx) {

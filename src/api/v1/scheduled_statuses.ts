@@ -3,8 +3,9 @@ import type { Ctx } from "../../context.ts";
 import { serializeScheduledStatus, serializeScheduledStatuses } from "../../entities/scheduled_status.ts";
 import { cancelScheduledStatus, findOwnScheduledStatus, rescheduleStatus } from "../../services/statuses/schedule.ts";
 import { userOf } from "../auth.ts";
-import { fetchPage, pageParams, setLinkHeader } from "../pagination.ts";
-import { toId, toStringParam } from "../params.ts";
+import { fetchPage } from "../../db/paging.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
+import { toId, toTime } from "../params.ts";
 
 export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: Ctx) {
   const read = app.auth({ scopes: ["read:statuses"], user: true });
@@ -26,7 +27,7 @@ export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: C
   app.put("/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {
     const viewer = userOf(req);
     const row = await findOwnScheduledStatus(ctx, viewer.account, toId(req.input.id));
-    return serializeScheduledStatus(ctx, await rescheduleStatus(ctx, row, toStringParam(req.input.scheduled_at)));
+    return serializeScheduledStatus(ctx, await rescheduleStatus(ctx, row, toTime(req.input.scheduled_at) ?? undefined));
   });
 
   app.delete("/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {

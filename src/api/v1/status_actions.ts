@@ -17,8 +17,10 @@ import {
   unpin,
   unreblog,
 } from "../../services/statuses/interactions.ts";
-import { userOf, type UserViewer } from "../auth.ts";
-import { fetchPage, pageParams, setLinkHeader, type PageParams } from "../pagination.ts";
+import type { UserViewer } from "../../services/auth/viewer.ts";
+import { userOf } from "../auth.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toId, toStringParam } from "../params.ts";
 
 type Action = (ctx: Ctx, viewer: UserViewer, status: StatusRow, req: FastifyRequest) => Promise<StatusRow | void>;

@@ -1,6 +1,7 @@
 import type { Ctx } from "../../context.ts";
 import { scheduledParams } from "../../db/columns.ts";
 import { newId } from "../../db/ids.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountById } from "../../db/queries/accounts.ts";
 import { scheduledStatusById } from "../../db/queries/statuses.ts";
 import type { AccountRow, ScheduledStatusRow } from "../../db/schema.ts";
@@ -101,6 +102,11 @@ export async function findOwnScheduledStatus(ctx: Ctx, account: AccountRow, id: 
   const row = await scheduledStatusById(ctx.db.kysely, id);
   if (!row || row.account_id !== account.id) throw new NotFound();
   return row;
+}
+
+/** The account's scheduled statuses, a page of them (newest ID first). */
+export async function listScheduledStatuses(ctx: Ctx, account: AccountRow, page: PageParams): Promise<ScheduledStatusRow[]> {
+  return fetchPage(ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("account_id", "=", account.id), "id", page);
 }
 
 /** Moves a scheduled status to a new time (at least five minutes ahead); the old job then finds nothing due. */

@@ -5,6 +5,7 @@ import { hashPassword, verifyPassword } from "../services/accounts/passwords.ts"
 import { PASSWORD_MAX, PASSWORD_MIN } from "../services/accounts/validation.ts";
 import { loadSettings } from "../services/instance/settings.ts";
 import { parseScopes } from "../services/auth/scopes.ts";
+import { revokeAuthorization } from "../services/auth/authorizations.ts";
 import { paragraphsHtml } from "../entities/instance.ts";
 import { hiddenFields, html, SafeHtml } from "./html.ts";
 import { renderPage } from "./render.ts";
@@ -116,14 +117,7 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     const session = await requireSession(ctx, req, reply);
     if (!session) return reply;
     if (csrfValid(req)) {
-      const now = new Date().toISOString();
-      const applicationId = String((req.params as { id: string }).id);
-      if (/^\d{1,19}$/.test(applicationId)) {
-        await ctx.db.kysely.transaction().execute(async (tx) => {
-          await tx.updateTable("oauth_access_tokens").set({ revoked_at: now }).where("user_id", "=", session.user.id).where("application_id", "=", applicationId).where("revoked_at", "is", null).execute();
-          await tx.updateTable("oauth_access_grants").set({ revoked_at: now }).where("user_id", "=", session.user.id).where("application_id", "=", applicationId).where("revoked_at", "is", null).execute();
-        });
-      }
+      await revokeAuthorization(ctx, session.user.id, String((req.params as { id: string }).id));
     }
     return reply.redirect("/oauth/authorized_applications", 303);
   });

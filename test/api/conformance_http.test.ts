@@ -1,0 +1,164 @@
+/**
+ * Request conventions real clients rely on: browser forms with empty file inputs, IDs sent as bare
+ * JSON numbers beyond 2^53, authorized-fetch mode for the client API, and app registration limits.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import sharp from "sharp";
+import { createTestServer, errorOf, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+
+const UPDATE = "/api/v1/accounts/update_credentials";
+const MISSING_AVATAR = "https://rookery.test/avatars/original/missing.png";
+const MISSING_HEADER = "https://rookery.test/headers/original/missing.png";
+const FILE_MISSING = "param is missing or the value is empty or invalid: file";
+
+interface Part {
+  name: string;
+  value: string | Buffer;
+  /** Sent as given, `""` included (the test kit's helper leaves an empty filename out). */
+  filename?: string;
+  type?: string;
+}
+
+/** A multipart body as a browser sends it: a file input left empty is a part with `filename=""`. */
+function browserMultipart(parts: Part[]): { body: Buffer; contentType: string } {
+  const boundary = `----browser${randomBytes(8).toString("hex")}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const file = part.filename === undefined ? "" : `; filename="${part.filename}"`;
+    const type = part.type ? `Content-Type: ${part.type}\r\n` : "";
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"${file}\r\n${type}\r\n`));
+    chunks.push(Buffer.isBuffer(part.value) ? part.value : Buffer.from(part.value), Buffer.from("\r\n"));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+const emptyFile = (name: string): Part => ({ name, value: "", filename: "", type: "application/octet-stream" });
+
+async function pngImage(): Promise<Buffer> {
+  return sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200, g: 20, b: 20 } } }).png().toBuffer();
+}
+
+describe("multipart file parts with an empty filename", () => {
+  let server: TestServer;
+  let a: StandardAccounts;
+  before(async () => {
+    server = await createTestServer();
+    a = await standardAccounts(server.ctx);
+  });
+  after(() => server.close());
+
+  const send = (method: "PATCH" | "POST", url: string, token: string, parts: Part[]) => {
+    const { body, contentType } = browserMultipart(parts);
+    return request(server.app, method, url, { token, body, headers: { "content-type": contentType } });
+  };
+
+  test("a profile form saved without new pictures keeps the name and bio", async () => {
+    const res = await send("PATCH", UPDATE, a.alice.token, [
+      { name: "display_name", value: "Alice Form" },
+      { name: "note", value: "Saved from the browser" },
+      emptyFile("avatar"),
+      emptyFile("header"),
+    ]);
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.display_name, "Alice Form");
+    assert.equal(body.source.note, "Saved from the browser");
+    assert.equal(body.avatar, MISSING_AVATAR);
+    assert.equal(body.header, MISSING_HEADER);
+  });
+
+  test("an empty file part leaves an existing avatar in place", async () => {
+    const first = await send("PATCH", UPDATE, a.bob.token, [{ name: "avatar", value: await pngImage(), filename: "me.png", type: "image/png" }]);
+    assert.equal(first.statusCode, 200, first.body);
+    const avatar = first.json().avatar as string;
+    assert.notEqual(avatar, MISSING_AVATAR);
+    const again = await send("PATCH", UPDATE, a.bob.token, [{ name: "display_name", value: "Bob" }, emptyFile("avatar")]);
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.json().avatar, avatar);
+    assert.equal(again.json().display_name, "Bob");
+  });
+
+  test("a media upload whose file input was left empty is a missing file", async () => {
+    const res = await send("POST", "/api/v2/media", a.carol.token, [emptyFile("file"), { name: "description", value: "nothing" }]);
+    assert.deepEqual(errorOf(res), [400, FILE_MISSING]);
+  });
+});
+
+describe("integers beyond 2^53 in JSON bodies", () => {
+  let server: TestServer;
+  let a: StandardAccounts;
+  before(async () => {
+    server = await createTestServer();
+    a = await standardAccounts(server.ctx);
+  });
+  after(() => server.close());
+
+  /** Posts a JSON text as written (IDs spliced in as bare numbers). */
+  const postRaw = (token: string, url: string, text: string) =>
+    request(server.app, "POST", url, { token, body: text, headers: { "content-type": "application/json" } });
+
+  const createStatus = async (status: string): Promise<string> => {
+    const res = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { status } });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().id as string;
+  };
+
+  test("status IDs are beyond 2^53 (the premise of these tests)", async () => {
+    const id = await createStatus("premise");
+    assert.ok(BigInt(id) > BigInt(Number.MAX_SAFE_INTEGER), id);
+  });
+
+  test("a reply with in_reply_to_id as a bare JSON number", async () => {
+    const parent = await createStatus("parent");
+    const res = await postRaw(a.bob.token, "/api/v1/statuses", `{"status":"@alice a reply","in_reply_to_id":${parent}}`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().in_reply_to_id, parent);
+  });
+
+  test("a reply with a poll and a numeric in_reply_to_id", async () => {
+    const parent = await createStatus("poll parent");
+    const text = `{"status":"which?","in_reply_to_id":${parent},"poll":{"options":["a","b"],"expires_in":3600,"multiple":0}}`;
+    const res = await postRaw(a.bob.token, "/api/v1/statuses", text);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().in_reply_to_id, parent);
+    assert.equal(res.json().poll.multiple, false);
+    assert.deepEqual(res.json().poll.options.map((o: { title: string }) => o.title), ["a", "b"]);
+  });
+
+  test("media_ids as bare JSON numbers", async () => {
+    const upload = browserMultipart([{ name: "file", value: await pngImage(), filename: "a.png", type: "image/png" }]);
+    const media = await request(server.app, "POST", "/api/v2/media", {
+      token: a.carol.token,
+      body: upload.body,
+      headers: { "content-type": upload.contentType },
+    });
+    assert.ok(media.statusCode === 200 || media.statusCode === 202, media.body);
+    const mediaId = media.json().id as string;
+    const res = await postRaw(a.carol.token, "/api/v1/statuses", `{"status":"a picture","media_ids":[${mediaId}]}`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json().media_attachments.map((m: { id: string }) => m.id), [mediaId]);
+  });
+
+  test("negative and small integers, fractions and exponents keep their JSON meaning", async () => {
+    const { parseJsonKeepingBigIntegers } = await import("../../src/api/body.ts");
+    const parsed = parseJsonKeepingBigIntegers(
+      '{"big":117668027173577827,"neg":-117668027173577827,"max":9007199254740991,"small":1,' +
+        '"frac":117668027173577827.5,"exp":1.2e30,"text":"117668027173577827","esc":"\\"9007199254740993\\"",' +
+        '"list":[0,9007199254740993,true]}',
+    );
+    assert.deepEqual(parsed, {
+      big: "117668027173577827",
+      neg: "-117668027173577827",
+      max: 9007199254740991,
+      small: 1,
+      frac: Number("117668027173577827.5"),
+      exp: 1.2e30,
+      text: "117668027173577827",
+      esc: '"9007199254740993"',
+      list: [0, "9007199254740993", true],
+    });
+  });
+});

@@ -6,11 +6,21 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import sharp from "sharp";
-import { createTestServer, errorOf, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  appToken,
+  createTestServer,
+  errorOf,
+  get,
+  request,
+  standardAccounts,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
 
 const UPDATE = "/api/v1/accounts/update_credentials";
 const MISSING_AVATAR = "https://rookery.test/avatars/original/missing.png";
 const MISSING_HEADER = "https://rookery.test/headers/original/missing.png";
+const AUTHENTICATION_REQUIRED = "This API requires an authenticated user";
 const FILE_MISSING = "param is missing or the value is empty or invalid: file";
 
 interface Part {
@@ -162,3 +172,62 @@ describe("integers beyond 2^53 in JSON bodies", () => {
     });
   });
 });
+
+for (const env of [{ AUTHORIZED_FETCH: "true" }, { SECURE_MODE: "true" }] as Array<Record<string, string>>) {
+  describe(`the client API with ${Object.keys(env)[0]}=true`, () => {
+    let server: TestServer;
+    let a: StandardAccounts;
+    let paths: string[];
+    before(async () => {
+      server = await createTestServer({ env });
+      a = await standardAccounts(server.ctx);
+      const poll = { options: ["yes", "no"], expires_in: 3600 };
+      const res = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { status: "open poll", poll } });
+      assert.equal(res.statusCode, 200, res.body);
+      const status = res.json();
+      paths = [
+        `/api/v1/accounts/${a.bob.account.id}`,
+        `/api/v1/accounts?id[]=${a.bob.account.id}`,
+        "/api/v1/accounts/lookup?acct=bob",
+        `/api/v1/statuses/${status.id}`,
+        `/api/v1/statuses?id[]=${status.id}`,
+        `/api/v1/statuses/${status.id}/context`,
+        `/api/v1/statuses/${status.id}/reblogged_by`,
+        `/api/v1/statuses/${status.id}/favourited_by`,
+        `/api/v1/polls/${status.poll.id}`,
+        "/api/v1/timelines/public",
+      ];
+    });
+    after(() => server.close());
+
+    test("public endpoints answer 401 to anonymous callers and to app tokens", async () => {
+      const app = await appToken(server.ctx, "read");
+      for (const path of paths) {
+        assert.deepEqual(errorOf(await get(server.app, path)), [401, AUTHENTICATION_REQUIRED], path);
+        assert.deepEqual(errorOf(await get(server.app, path, app)), [401, AUTHENTICATION_REQUIRED], path);
+      }
+    });
+
+    test("a user token reads them", async () => {
+      for (const path of paths) {
+        const res = await get(server.app, path, a.carol.token);
+        assert.equal(res.statusCode, 200, `${path}: ${res.body}`);
+      }
+    });
+
+    test("instance metadata, custom emojis and app registration stay public, as in Mastodon", async () => {
+      for (const path of ["/api/v1/instance", "/api/v2/instance", "/api/v1/custom_emojis", "/api/v1/instance/rules"]) {
+        assert.equal((await get(server.app, path)).statusCode, 200, path);
+      }
+      const form = { client_name: "Anonymous client", redirect_uris: "https://client.example/cb" };
+      assert.equal((await request(server.app, "POST", "/api/v1/apps", { form })).statusCode, 200);
+    });
+
+    test("sign-up still takes an app token", async () => {
+      const app = await appToken(server.ctx, "write:accounts");
+      const form = { username: "newcomer", email: "newcomer@rookery.test", password: "correct horse battery staple", agreement: "true", locale: "en" };
+      const res = await request(server.app, "POST", "/api/v1/accounts", { token: app, form });
+      assert.equal(res.statusCode, 200, res.body);
+    });
+  });
+}

@@ -231,3 +231,94 @@ for (const env of [{ AUTHORIZED_FETCH: "true" }, { SECURE_MODE: "true" }] as Arr
     });
   });
 }
+
+describe("app registration limits", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await createTestServer();
+  });
+  after(() => server.close());
+
+  const register = (form: Record<string, string | string[]>) => request(server.app, "POST", "/api/v1/apps", { form });
+  const registerUris = (redirectUris: string) => register({ client_name: "Limits", redirect_uris: redirectUris });
+
+  const FORBIDDEN = "Validation failed: Redirect URI is forbidden by the server.";
+  const NO_SCHEME = "Validation failed: Redirect URI must specify a scheme.";
+  const INVALID = "Validation failed: Redirect URI must be a valid URI.";
+  const RELATIVE = "Validation failed: Redirect URI must be an absolute URI.";
+  const FRAGMENT = "Validation failed: Redirect URI cannot contain a fragment.";
+  const URI_TOO_LONG = "Validation failed: Redirect URI is too long (maximum is 2000 characters)";
+  const WEBSITE_TOO_LONG = "Validation failed: Website is too long (maximum is 2000 characters)";
+  const NAME_TOO_LONG = "Validation failed: Name is too long (maximum is 60 characters)";
+
+  test("file:, javascript:, data: and vbscript: redirect URIs are forbidden", async () => {
+    for (const uri of ["file:///etc/passwd", "FILE:///c:/x", "javascript:alert(1)", "data:text/html,hi", "vbscript:msgbox", "JavaScript://x/%0aalert(1)"]) {
+      assert.deepEqual(errorOf(await registerUris(uri)), [422, FORBIDDEN], uri);
+    }
+  });
+
+  test("opaque URIs and a forgotten scheme are refused", async () => {
+    for (const uri of ["myapp:callback", "localhost:3000/callback", "localhost://cb", "mailto:someone@example.com"]) {
+      assert.deepEqual(errorOf(await registerUris(uri)), [422, NO_SCHEME], uri);
+    }
+  });
+
+  test("http(s) URIs need a host, and no URI may hold characters a URI cannot", async () => {
+    for (const uri of ["https:/callback", "http:callback", "https://", "https://x.example/é", "https://x.example/<cb>", "https://a/b#c#d"]) {
+      assert.equal(errorOf(await registerUris(uri))[0], 422, uri);
+    }
+    assert.deepEqual(errorOf(await registerUris("https:/callback")), [422, INVALID]);
+    assert.deepEqual(errorOf(await registerUris("https://")), [422, INVALID]);
+    assert.deepEqual(errorOf(await registerUris("https://x.example/é")), [422, INVALID]);
+    assert.deepEqual(errorOf(await registerUris("https://x.example/<cb>")), [422, INVALID]);
+    assert.deepEqual(errorOf(await registerUris("http:callback")), [422, NO_SCHEME]);
+  });
+
+  test("relative URIs and fragments are refused", async () => {
+    assert.deepEqual(errorOf(await registerUris("//x.example/cb")), [422, RELATIVE]);
+    assert.deepEqual(errorOf(await registerUris("cb?x=1")), [422, RELATIVE]);
+    assert.deepEqual(errorOf(await registerUris("myapp://cb#x")), [422, FRAGMENT]);
+    assert.deepEqual(errorOf(await registerUris("https://x.example/cb#")), [422, FRAGMENT]);
+  });
+
+  test("the out-of-band URN, http(s) and custom app schemes are accepted", async () => {
+    const uris = [
+      "urn:ietf:wg:oauth:2.0:oob",
+      "http://localhost:4000/callback",
+      "https://client.example/oauth?x=1",
+      "ivory://callback",
+      "com.example.app:/oauth2redirect",
+      "org.joinmastodon.android.pub://callback",
+      "myapp:",
+    ];
+    for (const uri of uris) {
+      const res = await registerUris(uri);
+      assert.equal(res.statusCode, 200, `${uri}: ${res.body}`);
+      assert.deepEqual(res.json().redirect_uris, [uri]);
+    }
+  });
+
+  test("the redirect URIs together may hold 2000 characters, the website 2000, the name 60", async () => {
+    const uri = (length: number) => `https://x.example/${"a".repeat(length - "https://x.example/".length)}`;
+    assert.equal((await registerUris(uri(2000))).statusCode, 200);
+    assert.deepEqual(errorOf(await registerUris(uri(2001))), [422, URI_TOO_LONG]);
+    // Two URIs of 1000 characters and the line between them: 2001.
+    assert.deepEqual(errorOf(await register({ client_name: "Two", "redirect_uris[]": [uri(1000), uri(1000)] })), [422, URI_TOO_LONG]);
+    assert.equal((await register({ client_name: "Two", "redirect_uris[]": [uri(1000), uri(999)] })).statusCode, 200);
+    const many = Array.from({ length: 500 }, (_, i) => `https://app.example/${i}/callback`);
+    assert.deepEqual(errorOf(await register({ client_name: "Many", "redirect_uris[]": many })), [422, URI_TOO_LONG]);
+    const site = { client_name: "Site", redirect_uris: "https://x.example/cb" };
+    assert.equal((await register({ ...site, website: uri(2000) })).statusCode, 200);
+    assert.deepEqual(errorOf(await register({ ...site, website: uri(2001) })), [422, WEBSITE_TOO_LONG]);
+    assert.equal((await register({ client_name: "é".repeat(60), redirect_uris: "https://x.example/cb" })).statusCode, 200);
+    assert.deepEqual(errorOf(await register({ client_name: "é".repeat(61), redirect_uris: "https://x.example/cb" })), [422, NAME_TOO_LONG]);
+  });
+
+  test("every problem is listed, in Mastodon's order", async () => {
+    const res = await register({ client_name: "n".repeat(61), redirect_uris: "file:///x", scopes: "read bogus", website: "ftp://x" });
+    const expected =
+      "Validation failed: Redirect URI is forbidden by the server., Scopes doesn't match configured on the server., " +
+      "Name is too long (maximum is 60 characters), Website is not a valid URL";
+    assert.deepEqual(errorOf(res), [422, expected]);
+  });
+});

@@ -5,7 +5,14 @@ import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import { acceptAllMailDomains } from "../src/services/mail/domains.ts";
 
-const LOOPBACK_DOMAINS = ["localhost", "localhost:3000", "dev.localhost:8080", "127.0.0.1", "127.0.0.1:3000", "127.1.2.3"];
+const LOOPBACK_DOMAINS = [
+  "localhost",
+  "localhost:3000",
+  "dev.localhost:8080",
+  "127.0.0.1",
+  "127.0.0.1:3000",
+  "127.1.2.3",
+];
 
 describe("EMAIL_DOMAIN_DNS_CHECK follows LOCAL_DOMAIN", () => {
   test("the default (LOCAL_DOMAIN unset: localhost:3000) checks no DNS", () => {
@@ -29,17 +36,20 @@ describe("EMAIL_DOMAIN_DNS_CHECK follows LOCAL_DOMAIN", () => {
   });
 
   test("EMAIL_DOMAIN_DNS_CHECK=true turns it back on for a loopback domain", () => {
-    assert.equal(loadConfig({ LOCAL_DOMAIN: "localhost:3000", EMAIL_DOMAIN_DNS_CHECK: "true" }).emailDomainDnsCheck, true);
+    const config = loadConfig({ LOCAL_DOMAIN: "localhost:3000", EMAIL_DOMAIN_DNS_CHECK: "true" });
+    assert.equal(config.emailDomainDnsCheck, true);
   });
 
   test("a public domain checks DNS unless told not to", () => {
     assert.equal(loadConfig({ LOCAL_DOMAIN: "social.example" }).emailDomainDnsCheck, true);
     assert.equal(loadConfig({ LOCAL_DOMAIN: "127.0.0.1.example" }).emailDomainDnsCheck, true);
-    assert.equal(loadConfig({ LOCAL_DOMAIN: "social.example", EMAIL_DOMAIN_DNS_CHECK: "false" }).emailDomainDnsCheck, false);
+    const told = loadConfig({ LOCAL_DOMAIN: "social.example", EMAIL_DOMAIN_DNS_CHECK: "false" });
+    assert.equal(told.emailDomainDnsCheck, false);
   });
 
   test("WEB_DOMAIN does not decide it: handles live at LOCAL_DOMAIN", () => {
-    assert.equal(loadConfig({ LOCAL_DOMAIN: "social.example", WEB_DOMAIN: "localhost:3000" }).emailDomainDnsCheck, true);
+    const config = loadConfig({ LOCAL_DOMAIN: "social.example", WEB_DOMAIN: "localhost:3000" });
+    assert.equal(config.emailDomainDnsCheck, true);
   });
 
   test("the server booted on localhost accepts every e-mail domain without asking DNS", async () => {

@@ -75,7 +75,8 @@ export function splitRedirectUris(value: string | readonly string[] | undefined)
  */
 function redirectUriProblem(uri: string): string | undefined {
   if (uri === OOB_REDIRECT_URI) return undefined;
-  if (NOT_URI_CHARACTERS.test(uri) || uri.indexOf("#") !== uri.lastIndexOf("#")) return "Redirect URI must be a valid URI.";
+  const invalid = "Redirect URI must be a valid URI.";
+  if (NOT_URI_CHARACTERS.test(uri) || uri.indexOf("#") !== uri.lastIndexOf("#")) return invalid;
   const match = /^([a-z][a-z\d+.-]*):(.*)$/is.exec(uri);
   if (!match) return "Redirect URI must be an absolute URI.";
   const scheme = match[1].toLowerCase();
@@ -85,7 +86,7 @@ function redirectUriProblem(uri: string): string | undefined {
   // `localhost:3000/cb` reads as scheme "localhost": the author forgot the scheme.
   if (scheme === "localhost" || (rest !== "" && !rest.startsWith("/"))) return "Redirect URI must specify a scheme.";
   if (scheme === "http" || scheme === "https") {
-    if (!rest.startsWith("//") || !URL.canParse(uri) || new URL(uri).hostname === "") return "Redirect URI must be a valid URI.";
+    if (!rest.startsWith("//") || !URL.canParse(uri) || new URL(uri).hostname === "") return invalid;
   }
   return undefined;
 }
@@ -129,7 +130,9 @@ export function applicationProblems(params: RegisterApplicationParams, isKnownSc
     if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || parsed.hostname === "") {
       problems.push("Website is not a valid URL");
     }
-    if (characters(website) > APP_WEBSITE_LIMIT) problems.push(`Website is too long (maximum is ${APP_WEBSITE_LIMIT} characters)`);
+    if (characters(website) > APP_WEBSITE_LIMIT) {
+      problems.push(`Website is too long (maximum is ${APP_WEBSITE_LIMIT} characters)`);
+    }
   }
   return problems;
 }

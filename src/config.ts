@@ -141,7 +141,7 @@ function envDomain(env: Env, name: string, fallback: string): string {
 }
 
 /** localhost (and its subdomains), 127.0.0.0/8 or [::1], with or without a port. */
-export function isLoopbackHost(domain: string): boolean {
+function isLoopbackHost(domain: string): boolean {
   const host = domain.replace(/:\d+$/, "");
   return host === "localhost" || host.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(host) || host === "[::1]";
 }

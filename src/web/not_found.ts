@@ -24,6 +24,9 @@ function acceptsHtml(req: FastifyRequest): boolean {
  */
 export function notFoundHandler(ctx: Ctx) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    // The answer depends on Accept, so caches must keep the two apart.
+    const vary = reply.getHeader("vary");
+    reply.header("Vary", vary ? `${String(vary)}, Accept` : "Accept");
     if (!acceptsHtml(req) || MACHINE_PATHS.test(req.url)) return reply.code(404).send({ error: "Not Found" });
     return renderPage(ctx, reply, {
       title: "Page not found",

@@ -52,6 +52,7 @@ describe("pages for browsers outside the API", () => {
       assert.equal(titleOf(res.body), "Page not found – Rookery", path);
       assert.match(res.body, /<h1>Page not found<\/h1>/);
       assert.match(res.body, /<a href="\/">Home<\/a>/);
+      assert.equal(res.headers.vary, "Authorization, Origin, Accept");
     }
   });
 
@@ -73,6 +74,7 @@ describe("pages for browsers outside the API", () => {
     for (const accept of ["application/json", "*/*", "text/html;q=0, application/json", ""]) {
       const res = await request(server.app, "GET", "/no/such/page", { headers: accept ? { accept } : {} });
       assert.deepEqual(errorOf(res), [404, "Not Found"], accept);
+      assert.equal(res.headers.vary, "Authorization, Origin, Accept");
     }
   });
 

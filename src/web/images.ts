@@ -74,8 +74,11 @@ function birdShade(size: number) {
   };
 }
 
+/** Channels per PNG colour type (grey, RGB, palette, grey+alpha, RGBA). */
+const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+
 /** An ICO file holding PNG images (every browser since 2007 reads PNG entries). */
-export function icoOfPngs(images: Array<{ size: number; png: Buffer }>): Buffer {
+function icoOfPngs(images: Array<{ size: number; png: Buffer }>): Buffer {
   const header = Buffer.alloc(6 + 16 * images.length);
   header.writeUInt16LE(0, 0);
   header.writeUInt16LE(1, 2); // type: icon
@@ -86,7 +89,7 @@ export function icoOfPngs(images: Array<{ size: number; png: Buffer }>): Buffer 
     header[at] = size >= 256 ? 0 : size;
     header[at + 1] = size >= 256 ? 0 : size;
     header.writeUInt16LE(1, at + 4); // colour planes
-    header.writeUInt16LE(32, at + 6); // bits per pixel
+    header.writeUInt16LE(png[24] * (PNG_CHANNELS[png[25]] ?? 4), at + 6); // bits per pixel, from the IHDR chunk
     header.writeUInt32LE(png.length, at + 8);
     header.writeUInt32LE(offset, at + 12);
     offset += png.length;
@@ -97,7 +100,7 @@ export function icoOfPngs(images: Array<{ size: number; png: Buffer }>): Buffer 
 const ACCENT = [0x55, 0x62, 0xe8] as const;
 
 /** The site icon: the bird on the pages' accent colour, at 16 and 32 pixels. */
-export function favicon(): Buffer {
+function favicon(): Buffer {
   return icoOfPngs([16, 32].map((size) => ({ size, png: solidPng(size, size, ACCENT, birdShade(size)) })));
 }
 

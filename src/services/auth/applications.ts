@@ -48,9 +48,9 @@ export async function cliApplication(db: Kysely<Database>): Promise<ApplicationR
 }
 
 /** Mastodon's limits on a registered application (APP_NAME_LIMIT, APP_REDIRECT_URI_LIMIT, APP_WEBSITE_LIMIT). */
-export const APP_NAME_LIMIT = 60;
-export const APP_REDIRECT_URI_LIMIT = 2000;
-export const APP_WEBSITE_LIMIT = 2000;
+const APP_NAME_LIMIT = 60;
+const APP_REDIRECT_URI_LIMIT = 2000;
+const APP_WEBSITE_LIMIT = 2000;
 
 /**
  * Schemes a browser would run or read locally instead of handing to an app. Mastodon forbids the

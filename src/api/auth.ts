@@ -42,11 +42,21 @@ function bearerToken(req: FastifyRequest): string | undefined {
   return toStringParam(req.input?.access_token) ?? toStringParam(req.input?.bearer_token);
 }
 
+/**
+ * Whether endpoints that are otherwise public need a user token: DISALLOW_UNAUTHENTICATED_API_ACCESS,
+ * limited federation, or authorized fetch (the spec's Authentication rule 6; Mastodon before 4.0 tied
+ * this to authorized fetch alone).
+ */
+function publicApiNeedsUser(config: Ctx["config"]): boolean {
+  return config.disallowUnauthenticatedApiAccess || config.authorizedFetch;
+}
+
 /** Decorates the app with `app.auth(options)`, the pre-handler every route uses to authenticate. */
 export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
   app.decorateRequest("viewer", undefined);
   app.decorate("auth", (options: AuthOptions): preHandlerAsyncHookHandler => {
     const admin = options.permission !== undefined;
+    const needsUser = options.optional === true && !options.alwaysPublic && publicApiNeedsUser(ctx.config);
     return async (req, reply) => {
       const viewer = await authenticate(req);
       const throttles = [...API_THROTTLES, ...(req.routeOptions.config.throttles ?? []).map((name) => ENDPOINT_THROTTLES[name])];
@@ -60,7 +70,7 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       if (found === "revoked") throw admin ? new Forbidden() : new Unauthorized("The access token was revoked");
       if (!found) {
         if (options.optional) {
-          if (ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic) throw new AuthenticationRequired();
+          if (needsUser) throw new AuthenticationRequired();
           return undefined;
         }
         throw admin ? new Forbidden() : new Unauthorized();
@@ -71,9 +81,7 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       if (found.user && (found.user.disabled || found.account?.suspended_at)) throw new Forbidden("Your login is currently disabled");
       if (options.user || admin) assertFunctionalUser(found);
       if (options.permission && !(found.role && hasPermission(found.role, options.permission))) throw new Forbidden();
-      if (options.optional && ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic && !found.user) {
-        throw new AuthenticationRequired();
-      }
+      if (needsUser && !found.user) throw new AuthenticationRequired();
       req.viewer = found;
       await recordTokenUse(ctx.db.kysely, found);
       return found;

@@ -171,6 +171,7 @@ export default async function webOauthRoutes(app: FastifyInstance, ctx: Ctx) {
     const token = csrfToken(ctx, req, reply);
     return renderPage(ctx, reply, {
       title: "Authorization required",
+      popup: true,
       body: html`<p><strong>${request.app.name}</strong>${request.app.website ? html` (<span class="muted">${request.app.website}</span>)` : ""} would like to access your account <strong>@${session.account.username}</strong>. It will be able to:</p>
 <ul class="scopes">${request.scopes.map((scope) => html`<li>${describeScope(scope)} <span class="muted">(${scope})</span></li>`)}</ul>
 <p class="muted">Only approve apps you trust. You can revoke access at any time in your account settings.</p>

@@ -7,7 +7,8 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 
-const root = resolve(import.meta.dirname, "..");
+// The project root (this script's parent), or the one given as the first argument (tests use that).
+const root = resolve(process.argv[2] ?? resolve(import.meta.dirname, ".."));
 const src = join(root, "src");
 
 function files(dir: string): string[] {

@@ -1,5 +1,6 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { applicationById } from "../../db/queries/applications.ts";
 import type { ApplicationRow } from "../../db/schema.ts";
 import { Forbidden, ValidationFailed } from "../../errors.ts";
 import { isLanguageCode } from "../../text/languages.ts";
@@ -53,9 +54,7 @@ export async function emailDomainProblem(ctx: Ctx, email: string): Promise<{ err
  */
 /** The app a sign-up through the API comes from: only an app token (client credentials) may register. */
 export async function registeringApplication(ctx: Ctx, viewer: { user: unknown; applicationId: string | null }): Promise<ApplicationRow> {
-  const application = !viewer.user && viewer.applicationId
-    ? await ctx.db.kysely.selectFrom("oauth_applications").selectAll().where("id", "=", viewer.applicationId).executeTakeFirst()
-    : undefined;
+  const application = viewer.user ? undefined : await applicationById(ctx.db.kysely, viewer.applicationId);
   if (!application) throw new Forbidden("This method requires an client credentials authentication");
   return application;
 }

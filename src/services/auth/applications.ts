@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
+import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { applicationById } from "../../db/queries/applications.ts";
 import type { ApplicationRow, Database } from "../../db/schema.ts";
+import { NotFound } from "../../errors.ts";
 
 export const OOB_REDIRECT_URI = "urn:ietf:wg:oauth:2.0:oob";
 
@@ -36,6 +39,13 @@ export async function insertApplication(db: Kysely<Database>, app: NewApplicatio
 const CLI_APP_NAME = "Rookery CLI";
 
 /** The application that tokens made by `rookery tokens create` belong to (created on first use). */
+/** The app a token belongs to (GET /api/v1/apps/verify_credentials), or 404. */
+export async function applicationOfToken(ctx: Ctx, applicationId: string | null | undefined): Promise<ApplicationRow> {
+  const row = await applicationById(ctx.db.kysely, applicationId);
+  if (!row) throw new NotFound();
+  return row;
+}
+
 export async function cliApplication(db: Kysely<Database>): Promise<ApplicationRow> {
   const existing = await db.selectFrom("oauth_applications").selectAll().where("name", "=", CLI_APP_NAME).where("superapp", "=", true).executeTakeFirst();
   if (existing) return existing;

@@ -23,6 +23,7 @@ import { updateProfile } from "../src/services/accounts/profile.ts";
 import { insertApplication, OOB_REDIRECT_URI } from "../src/services/auth/applications.ts";
 import { issueAccessToken } from "../src/services/auth/tokens.ts";
 import { createStatus } from "../src/services/statuses/create.ts";
+import { prepareStatus } from "../src/services/statuses/prepare.ts";
 import { reblog } from "../src/services/statuses/interactions.ts";
 import type { Visibility } from "../src/services/statuses/validate.ts";
 import {
@@ -393,7 +394,8 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
     try {
       const parent = spec.parent === undefined ? undefined : await ready[spec.parent].promise;
       const author = users[spec.author];
-      const row = await createStatus(ctx, { account: author.account, user: author.user, applicationId: spec.viaApp ? app.id : null }, {
+      const poster = { account: author.account, user: author.user, applicationId: spec.viaApp ? app.id : null };
+      const draft = await prepareStatus(ctx, poster, {
         text: spec.text,
         mediaIds: [],
         spoilerText: spec.spoilerText,
@@ -402,6 +404,7 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
         language: spec.language,
         inReplyToId: parent?.id,
       });
+      const row = await createStatus(ctx, poster, draft);
       created[i] = row;
       ready[i].resolve(row);
       progress.tick();

@@ -30,6 +30,7 @@ import webAuthRoutes from "./web/auth.ts";
 import webOauthRoutes from "./web/oauth.ts";
 import webSettingsRoutes from "./web/settings.ts";
 import mediaFileRoutes from "./web/media_files.ts";
+import { notFoundHandler } from "./web/not_found.ts";
 
 export interface AppOptions {
   /** Largest request body accepted outside multipart uploads, in bytes. */
@@ -96,6 +97,7 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
     req.log.info({ method: req.method, url: req.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
   registerErrorHandling(app);
+  app.setNotFoundHandler(notFoundHandler(ctx));
   registerCors(app);
   await registerBodyParsing(app);
   registerAuth(app, ctx);

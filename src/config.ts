@@ -51,7 +51,10 @@ export interface Config {
    * (ALLOWED_PRIVATE_ADDRESSES, comma-separated IPs or CIDR ranges). Empty: all refused.
    */
   allowedPrivateAddresses: string[];
-  /** Refuse sign-ups whose e-mail domain has no MX/A/AAAA record (needs outside DNS). */
+  /**
+   * Refuse sign-ups whose e-mail domain has no MX/A/AAAA record (needs outside DNS); off by default
+   * when LOCAL_DOMAIN is a loopback host.
+   */
   emailDomainDnsCheck: boolean;
   role: ProcessRole;
   logLevel: string;
@@ -122,19 +125,25 @@ function parseAddressList(env: Env, name: string): string[] {
 
 const HOST_PATTERN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::\d{1,5})?$/i;
 
+/** The IPv6 loopback, bare or bracketed, with an optional port (`::1`, `[::1]`, `[::1]:3000`). */
+const IPV6_LOOPBACK = /^(?:::1|\[::1\](?::\d{1,5})?)$/;
+
 function envDomain(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = raw.trim().toLowerCase();
+  // The IPv6 loopback is the one address literal a development machine needs; URLs want it bracketed.
+  if (IPV6_LOOPBACK.test(value)) return value === "::1" ? "[::1]" : value;
   if (!HOST_PATTERN.test(value)) {
     throw new ConfigError(`${name} must be a bare host name such as social.example (optionally with :port), got "${raw}"`);
   }
   return value;
 }
 
+/** localhost (and its subdomains), 127.0.0.0/8 or [::1], with or without a port. */
 function isLoopbackHost(domain: string): boolean {
   const host = domain.replace(/:\d+$/, "");
-  return host === "localhost" || host.endsWith(".localhost") || host === "127.0.0.1";
+  return host === "localhost" || host.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(host) || host === "[::1]";
 }
 
 function parseDatabaseUrl(raw: string): string {
@@ -203,7 +212,8 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     limitedFederationMode,
     authorizedFetch: envBoolean(env, "AUTHORIZED_FETCH", false) || envBoolean(env, "SECURE_MODE", false) || limitedFederationMode,
     disallowUnauthenticatedApiAccess: envBoolean(env, "DISALLOW_UNAUTHENTICATED_API_ACCESS", false) || limitedFederationMode,
-    emailDomainDnsCheck: envBoolean(env, "EMAIL_DOMAIN_DNS_CHECK", true),
+    // A development or offline machine (loopback LOCAL_DOMAIN) works without outside DNS unless told otherwise.
+    emailDomainDnsCheck: envBoolean(env, "EMAIL_DOMAIN_DNS_CHECK", !isLoopbackHost(localDomain)),
     translation: {
       libreTranslateEndpoint: env.LIBRE_TRANSLATE_ENDPOINT?.trim() ? envUrl(env, "LIBRE_TRANSLATE_ENDPOINT", "") : undefined,
       libreTranslateApiKey: env.LIBRE_TRANSLATE_API_KEY?.trim() || undefined,

@@ -1,29 +1,11 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from "fastify";
 import type { Ctx } from "../context.ts";
-import type { AccountRow, UserRoleRow, UserRow } from "../db/schema.ts";
-import { AuthenticationRequired, Forbidden, OutsideScopes, Unauthorized, UserRequired } from "../errors.ts";
+import { AuthenticationRequired, Forbidden, OutsideScopes, Unauthorized } from "../errors.ts";
 import { hasPermission, type Permission } from "../services/accounts/roles.ts";
-import { findViewerByToken, recordTokenUse } from "../services/auth/viewer.ts";
+import { assertFunctionalUser, findViewerByToken, recordTokenUse, type UserViewer, type Viewer } from "../services/auth/viewer.ts";
 import { scopesAllow } from "../services/auth/scopes.ts";
 import { toStringParam } from "./params.ts";
 import { API_THROTTLES, applyThrottles, ENDPOINT_THROTTLES } from "./rate_limit.ts";
-
-/** Who is calling: the token, and for a user token the user, their account and role. */
-export interface Viewer {
-  tokenId: string;
-  scopes: string[];
-  applicationId: string | null;
-  user: UserRow | null;
-  account: AccountRow | null;
-  role: UserRoleRow | null;
-}
-
-/** A viewer known to act for a user (what `user: true` routes receive). */
-export interface UserViewer extends Viewer {
-  user: UserRow;
-  account: AccountRow;
-  role: UserRoleRow;
-}
 
 export interface AuthOptions {
   /** The endpoint accepts a token holding any of these scopes (or a scope above one of them). */
@@ -60,12 +42,13 @@ function bearerToken(req: FastifyRequest): string | undefined {
   return toStringParam(req.input?.access_token) ?? toStringParam(req.input?.bearer_token);
 }
 
-/** Mastodon's `require_user!`: the user must be confirmed, approved and enabled. */
-export function assertFunctionalUser(viewer: Viewer): asserts viewer is UserViewer {
-  if (!viewer.user || !viewer.account || !viewer.role) throw new UserRequired();
-  if (!viewer.user.confirmed_at) throw new Forbidden("Your login is missing a confirmed e-mail address");
-  if (!viewer.user.approved) throw new Forbidden("Your login is currently pending approval");
-  if (viewer.user.disabled || viewer.account.suspended_at) throw new Forbidden("Your login is currently disabled");
+/**
+ * Whether endpoints that are otherwise public need a user token: DISALLOW_UNAUTHENTICATED_API_ACCESS,
+ * limited federation, or authorized fetch (the spec's Authentication rule 6; Mastodon before 4.0 tied
+ * this to authorized fetch alone).
+ */
+function publicApiNeedsUser(config: Ctx["config"]): boolean {
+  return config.disallowUnauthenticatedApiAccess || config.authorizedFetch;
 }
 
 /** Decorates the app with `app.auth(options)`, the pre-handler every route uses to authenticate. */
@@ -73,6 +56,7 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
   app.decorateRequest("viewer", undefined);
   app.decorate("auth", (options: AuthOptions): preHandlerAsyncHookHandler => {
     const admin = options.permission !== undefined;
+    const needsUser = options.optional === true && !options.alwaysPublic && publicApiNeedsUser(ctx.config);
     return async (req, reply) => {
       const viewer = await authenticate(req);
       const throttles = [...API_THROTTLES, ...(req.routeOptions.config.throttles ?? []).map((name) => ENDPOINT_THROTTLES[name])];
@@ -86,7 +70,7 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       if (found === "revoked") throw admin ? new Forbidden() : new Unauthorized("The access token was revoked");
       if (!found) {
         if (options.optional) {
-          if (ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic) throw new AuthenticationRequired();
+          if (needsUser) throw new AuthenticationRequired();
           return undefined;
         }
         throw admin ? new Forbidden() : new Unauthorized();
@@ -97,9 +81,7 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       if (found.user && (found.user.disabled || found.account?.suspended_at)) throw new Forbidden("Your login is currently disabled");
       if (options.user || admin) assertFunctionalUser(found);
       if (options.permission && !(found.role && hasPermission(found.role, options.permission))) throw new Forbidden();
-      if (options.optional && ctx.config.disallowUnauthenticatedApiAccess && !options.alwaysPublic && !found.user) {
-        throw new AuthenticationRequired();
-      }
+      if (needsUser && !found.user) throw new AuthenticationRequired();
       req.viewer = found;
       await recordTokenUse(ctx.db.kysely, found);
       return found;

@@ -47,6 +47,8 @@ async function readMultipart(req: FastifyRequest): Promise<ParamObject> {
       if (part.type === "file") {
         const data = await part.toBuffer();
         if (part.file.truncated) throw new PayloadTooLarge(`File is larger than ${maxFileSize} bytes`);
+        // A browser sends `filename=""` for a file input left empty; Rack drops such parts, so do we.
+        if (part.filename === "") continue;
         pairs.push([part.fieldname, { kind: "file", filename: part.filename, mimetype: part.mimetype, data }]);
       } else {
         pairs.push([part.fieldname, typeof part.value === "string" ? part.value : String(part.value ?? "")]);
@@ -59,6 +61,24 @@ async function readMultipart(req: FastifyRequest): Promise<ParamObject> {
     throw new BadRequest(`Malformed multipart body: ${(error as Error).message}`);
   }
   return nestPairs(pairs);
+}
+
+/** An integer literal: no fraction, no exponent. */
+const INTEGER_LITERAL = /^-?\d+$/;
+
+/**
+ * Keeps integers beyond 2^53 exact: clients send IDs such as `in_reply_to_id` as bare JSON numbers,
+ * and `117668027173577827` would otherwise become `117668027173577820`. Such integers become strings
+ * with every digit (Rails reads them as exact integers and IDs as strings); other numbers stay numbers.
+ */
+export function parseJsonKeepingBigIntegers(text: string): unknown {
+  // Every unsafe integer has at least 16 digits; without such a run the plain parse is exact (and faster).
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
+    if (typeof value !== "number" || Number.isSafeInteger(value)) return value;
+    const source = context?.source;
+    return source !== undefined && INTEGER_LITERAL.test(source) ? source : value;
+  });
 }
 
 /**
@@ -74,7 +94,7 @@ export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: "buffer" }, (_req, body: Buffer, done) => {
     try {
       const text = decodeUtf8(body).trim();
-      done(null, text === "" ? {} : JSON.parse(text));
+      done(null, text === "" ? {} : parseJsonKeepingBigIntegers(text));
     } catch (error) {
       done(error instanceof BadRequest ? error : new BadRequest("The request body is not valid JSON"), undefined);
     }

@@ -39,5 +39,5 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send({ error: "Internal Server Error" });
   });
 
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: "Not Found" }));
+  // Unmatched paths: src/web/not_found.ts (JSON 404 for clients, an HTML page for browsers).
 }

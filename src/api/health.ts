@@ -1,13 +1,13 @@
 import type { FastifyInstance } from "fastify";
-import { sql } from "kysely";
 import type { Ctx } from "../context.ts";
+import { pingDatabase } from "../db/queries/health.ts";
 
 export default async function healthRoutes(app: FastifyInstance, ctx: Ctx) {
   // Load balancers poll this: "OK" while the database answers, 503 otherwise.
   app.get("/health", async (req, reply) => {
     reply.header("Cache-Control", "no-store");
     try {
-      await sql`select 1`.execute(ctx.db.kysely);
+      await pingDatabase(ctx.db.kysely);
     } catch (error) {
       req.log.error({ err: error }, "health check: database unreachable");
       return reply.code(503).send({ error: "Database unavailable" });

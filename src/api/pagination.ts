@@ -1,15 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { SelectQueryBuilder } from "kysely";
 import type { Config } from "../config.ts";
+import type { PageParams } from "../db/paging.ts";
 import { toId, toLimit, type ParamObject, type ParamValue } from "./params.ts";
-
-/** Cursor parameters of a list endpoint, already validated. */
-export interface PageParams {
-  maxId?: string;
-  sinceId?: string;
-  minId?: string;
-  limit: number;
-}
 
 /** Reads `max_id` / `since_id` / `min_id` / `limit` (clamped to the endpoint's default and maximum). */
 export function pageParams(input: ParamObject, defaultLimit: number, maxLimit: number): PageParams {
@@ -19,24 +11,6 @@ export function pageParams(input: ParamObject, defaultLimit: number, maxLimit: n
     minId: toId(input.min_id),
     limit: toLimit(input.limit, defaultLimit, maxLimit),
   };
-}
-
-/**
- * Applies a page to a query on an ID-ordered `column`, Mastodon's `Paginable`: `max_id` is an
- * exclusive upper bound; `since_id` gives the newest results above it; `min_id` the oldest results
- * above it (read ascending). Run it with `fetchPage`, which returns newest first either way.
- */
-// deno-lint-ignore no-explicit-any
-export async function fetchPage<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, column: any, page: PageParams): Promise<O[]> {
-  if (page.limit <= 0) return [];
-  let q = query;
-  if (page.maxId) q = q.where(column, "<", page.maxId);
-  if (page.minId) {
-    const rows = await q.where(column, ">", page.minId).orderBy(column, "asc").limit(page.limit).execute();
-    return rows.reverse();
-  }
-  if (page.sinceId) q = q.where(column, ">", page.sinceId);
-  return q.orderBy(column, "desc").limit(page.limit).execute();
 }
 
 /** Rails' `to_query`: keys sorted, nested arrays as `name[]`, values form-encoded. */

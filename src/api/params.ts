@@ -206,3 +206,18 @@ export function toChoice<T extends string>(value: ParamValue | undefined, choice
   if (!choices.includes(text as T)) throw new ValidationFailed(`${label} is not included in the list`);
   return text as T;
 }
+
+const EARLIEST_TIME = Date.parse("0001-01-01T00:00:00Z");
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * A datetime parameter (ISO 8601): undefined when absent, null when unreadable or outside the
+ * years 1–9999 (what both engines store and ISO 8601 writes in four digits), else the time.
+ */
+export function toTime(value: ParamValue | undefined): Date | null | undefined {
+  const text = toStringParam(value)?.trim();
+  if (text === undefined || text === "") return undefined;
+  const time = Date.parse(text);
+  if (Number.isNaN(time) || time < EARLIEST_TIME || time > LATEST_TIME) return null;
+  return new Date(time);
+}

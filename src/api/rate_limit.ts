@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { TooManyRequests } from "../errors.ts";
-import type { Viewer } from "./auth.ts";
+import type { Viewer } from "../services/auth/viewer.ts";
 
 /** One throttle: at most `limit` requests per `period` (ms) for each key it derives from a request. */
 export interface Throttle {

@@ -5,10 +5,11 @@ import { defaultRoles } from "./migrations/0002_default_roles.ts";
 import { signIn } from "./migrations/0003_sign_in.ts";
 import { statuses } from "./migrations/0004_statuses.ts";
 import { timelineIndexes } from "./migrations/0005_timeline_indexes.ts";
+import { socialGraph } from "./migrations/0010_social_graph.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes];
+export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes, socialGraph];
 
 /**
  * Applies the pending migrations in one transaction and returns their names. Several processes

@@ -301,6 +301,83 @@ export interface BlocksTable {
   created_at: Timestamp;
 }
 
+export interface MutesTable {
+  id: string;
+  account_id: string;
+  target_account_id: string;
+  /** Notifications from the muted account are hidden too. */
+  hide_notifications: Flag;
+  /** The mute ends by itself at this time (null: never). */
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A follow waiting for a locked account's approval (same settings as the follow it becomes). */
+export interface FollowRequestsTable {
+  id: string;
+  account_id: string;
+  target_account_id: string;
+  show_reblogs: Flag;
+  notify: Flag;
+  languages: string | null;
+  uri: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** account_pins (endorsements) and follow_recommendation_suppressions. */
+export interface AccountPairTable {
+  id: string;
+  account_id: string;
+  target_account_id: string;
+  created_at: Timestamp;
+}
+
+export interface AccountNotesTable {
+  id: string;
+  account_id: string;
+  target_account_id: string;
+  comment: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A user's own block of a whole domain. */
+export interface AccountDomainBlocksTable {
+  id: string;
+  account_id: string;
+  domain: string;
+  created_at: Timestamp;
+}
+
+export interface ListsTable {
+  id: string;
+  account_id: string;
+  title: string;
+  /** `followed`, `list` or `none`. */
+  replies_policy: ColumnType<string, string | undefined, string>;
+  /** Members' posts stay out of the home timeline. */
+  exclusive: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ListAccountsTable {
+  id: string;
+  list_id: string;
+  account_id: string;
+  created_at: Timestamp;
+}
+
+/** tag_follows and featured_tags. */
+export interface AccountTagTable {
+  id: string;
+  account_id: string;
+  tag_id: string;
+  created_at: Timestamp;
+}
+
 export interface MentionsTable {
   id: string;
   status_id: string;
@@ -471,6 +548,16 @@ export interface Database {
   email_domain_blocks: EmailDomainBlocksTable;
   follows: FollowsTable;
   blocks: BlocksTable;
+  mutes: MutesTable;
+  follow_requests: FollowRequestsTable;
+  account_pins: AccountPairTable;
+  account_notes: AccountNotesTable;
+  account_domain_blocks: AccountDomainBlocksTable;
+  follow_recommendation_suppressions: AccountPairTable;
+  lists: ListsTable;
+  list_accounts: ListAccountsTable;
+  tag_follows: AccountTagTable;
+  featured_tags: AccountTagTable;
   mentions: MentionsTable;
   tags: TagsTable;
   statuses_tags: StatusesTagsTable;
@@ -507,3 +594,7 @@ export type TagRow = Selectable<TagsTable>;
 export type StatusEditRow = Selectable<StatusEditsTable>;
 export type WebSessionRow = Selectable<WebSessionsTable>;
 export type NotificationRow = Selectable<NotificationsTable>;
+export type FollowRow = Selectable<FollowsTable>;
+export type FollowRequestRow = Selectable<FollowRequestsTable>;
+export type MuteRow = Selectable<MutesTable>;
+export type ListRow = Selectable<ListsTable>;

@@ -1,4 +1,6 @@
-import type { PollRow } from "../db/schema.ts";
+import { pollOptions, pollTallies } from "../db/columns.ts";
+import type { Ctx } from "../context.ts";
+import type { AccountRow, PollRow } from "../db/schema.ts";
 import type { CustomEmoji } from "./custom_emoji.ts";
 
 export interface Poll {
@@ -14,13 +16,8 @@ export interface Poll {
   emojis: CustomEmoji[];
 }
 
-export function pollOptions(row: Pick<PollRow, "options">): string[] {
-  return JSON.parse(row.options) as string[];
-}
-
-export function pollTallies(row: Pick<PollRow, "cached_tallies">): number[] {
-  return JSON.parse(row.cached_tallies) as number[];
-}
+// Temporary re-export until services/polls and services/translation import db/columns.ts directly.
+export { pollOptions, pollTallies } from "../db/columns.ts";
 
 export function isPollExpired(row: Pick<PollRow, "expires_at">, now = Date.now()): boolean {
   return row.expires_at !== null && Date.parse(row.expires_at) <= now;
@@ -49,4 +46,11 @@ export function serializePoll(row: PollRow, viewer: { accountId: string; ownVote
     poll.own_votes = viewer.ownVotes;
   }
   return poll;
+}
+
+/** One poll for a viewer (GET /api/v1/polls/:id): loads the viewer's own votes. */
+export async function serializePollFor(ctx: Ctx, row: PollRow, viewer: AccountRow | undefined): Promise<Poll> {
+  if (!viewer) return serializePoll(row, undefined);
+  const votes = await ctx.db.kysely.selectFrom("poll_votes").select("choice").where("poll_id", "=", row.id).where("account_id", "=", viewer.id).execute();
+  return serializePoll(row, { accountId: viewer.id, ownVotes: votes.map((v) => v.choice).sort((a, b) => a - b) });
 }

@@ -1,4 +1,7 @@
 import type { Ctx } from "../context.ts";
+import { mediaOrder, pollOptions } from "../db/columns.ts";
+import { accountsByIds } from "../db/queries/accounts.ts";
+import { statusesByIds } from "../db/queries/statuses.ts";
 import type { AccountRow, ApplicationRow, MediaAttachmentRow, PollRow, PreviewCardRow, StatusRow } from "../db/schema.ts";
 import { acctOf, accountUrl, serializeAccounts, type Account } from "./account.ts";
 import { loadEmojisFor, type CustomEmoji } from "./custom_emoji.ts";
@@ -45,22 +48,32 @@ export interface SerializeOptions {
   withSourceText?: boolean;
 }
 
-/** Everything a page of statuses needs, loaded with one query per kind. */
-interface Loaded {
+type MentionedAccount = Pick<AccountRow, "id" | "username" | "domain" | "url" | "uri">;
+
+/** What a page of statuses shows to everyone: one query per kind, whatever the page size. */
+interface PageContent {
   accounts: Map<string, Account>;
   media: Map<string, MediaAttachmentRow[]>;
-  mentions: Map<string, AccountRow[]>;
+  mentions: Map<string, MentionedAccount[]>;
   tags: Map<string, string[]>;
   polls: Map<string, PollRow>;
-  ownVotes: Map<string, number[]>;
   cards: Map<string, PreviewCardRow>;
   emojis: Map<string, CustomEmoji[]>;
   applications: Map<string, ApplicationRow>;
+}
+
+/**
+ * What one viewer's flags on a page need (favourited, reblogged, bookmarked, pinned, muted, own
+ * poll votes). Kept apart from the content so a page can be assembled from cached content plus
+ * these few viewer-specific queries.
+ */
+interface ViewerState {
   favourited: Set<string>;
   reblogged: Set<string>;
   bookmarked: Set<string>;
   pinned: Set<string>;
   mutedConversations: Set<string>;
+  ownVotes: Map<string, number[]>;
 }
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
@@ -74,85 +87,123 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
   return map;
 }
 
-async function load(ctx: Ctx, statuses: readonly StatusRow[], viewer: AccountRow | undefined): Promise<Loaded> {
+function unique<T>(values: ReadonlyArray<T | null | undefined>): T[] {
+  return [...new Set(values.filter((v): v is T => v !== null && v !== undefined))];
+}
+
+/** Runs `query` only when there is something to look up. */
+async function whenAny<K, T>(keys: readonly K[], query: (keys: readonly K[]) => Promise<T[]>): Promise<T[]> {
+  return keys.length > 0 ? query(keys) : [];
+}
+
+async function loadContent(ctx: Ctx, statuses: readonly StatusRow[]): Promise<PageContent> {
   const db = ctx.db.kysely;
   const ids = statuses.map((s) => s.id);
-  const accountIds = [...new Set(statuses.map((s) => s.account_id))];
-  const pollIds = statuses.map((s) => s.poll_id).filter((id): id is string => !!id);
-  const appIds = [...new Set(statuses.map((s) => s.application_id).filter((id): id is string => !!id))];
-  const conversationIds = [...new Set(statuses.map((s) => s.conversation_id).filter((id): id is string => !!id))];
-  const none = Promise.resolve([]);
-  const viewerRows = <T>(query: () => Promise<T[]>) => (viewer ? query() : (none as Promise<T[]>));
-
-  const [accountRows, media, mentions, tags, polls, votes, cards, applications, favourites, reblogs, bookmarks, pins, mutes] = await Promise.all([
-    db.selectFrom("accounts").selectAll().where("id", "in", accountIds).execute(),
+  const [accountRows, media, mentions, tags, polls, cards, applications] = await Promise.all([
+    accountsByIds(db, unique(statuses.map((s) => s.account_id))),
     db.selectFrom("media_attachments").selectAll().where("status_id", "in", ids).orderBy("id").execute(),
     db
       .selectFrom("mentions")
       .innerJoin("accounts", "accounts.id", "mentions.account_id")
-      .selectAll("accounts")
-      .select("mentions.status_id")
+      .select(["accounts.id", "accounts.username", "accounts.domain", "accounts.url", "accounts.uri", "mentions.status_id"])
       .where("mentions.status_id", "in", ids)
       .where("mentions.silent", "=", false)
       .orderBy("mentions.id")
       .execute(),
-    db.selectFrom("statuses_tags").innerJoin("tags", "tags.id", "statuses_tags.tag_id").select(["statuses_tags.status_id", "tags.name"]).where("statuses_tags.status_id", "in", ids).execute(),
-    pollIds.length ? db.selectFrom("polls").selectAll().where("id", "in", pollIds).execute() : none,
-    pollIds.length ? viewerRows(() => db.selectFrom("poll_votes").select(["poll_id", "choice"]).where("poll_id", "in", pollIds).where("account_id", "=", viewer!.id).execute()) : none,
-    db.selectFrom("preview_cards_statuses").innerJoin("preview_cards", "preview_cards.id", "preview_cards_statuses.preview_card_id").selectAll("preview_cards").select("preview_cards_statuses.status_id").where("preview_cards_statuses.status_id", "in", ids).execute(),
-    appIds.length ? db.selectFrom("oauth_applications").selectAll().where("id", "in", appIds).execute() : none,
-    viewerRows(() => db.selectFrom("favourites").select("status_id").where("account_id", "=", viewer!.id).where("status_id", "in", ids).execute()),
-    viewerRows(() => db.selectFrom("statuses").select("reblog_of_id").where("account_id", "=", viewer!.id).where("reblog_of_id", "in", ids).where("deleted_at", "is", null).execute()),
-    viewerRows(() => db.selectFrom("bookmarks").select("status_id").where("account_id", "=", viewer!.id).where("status_id", "in", ids).execute()),
-    viewerRows(() => db.selectFrom("status_pins").select("status_id").where("account_id", "=", viewer!.id).where("status_id", "in", ids).execute()),
-    conversationIds.length
-      ? viewerRows(() => db.selectFrom("conversation_mutes").select("conversation_id").where("account_id", "=", viewer!.id).where("conversation_id", "in", conversationIds).execute())
-      : none,
+    db
+      .selectFrom("statuses_tags")
+      .innerJoin("tags", "tags.id", "statuses_tags.tag_id")
+      .select(["statuses_tags.status_id", "tags.name"])
+      .where("statuses_tags.status_id", "in", ids)
+      .execute(),
+    whenAny(unique(statuses.map((s) => s.poll_id)), (pollIds) => db.selectFrom("polls").selectAll().where("id", "in", pollIds).execute()),
+    db
+      .selectFrom("preview_cards_statuses")
+      .innerJoin("preview_cards", "preview_cards.id", "preview_cards_statuses.preview_card_id")
+      .selectAll("preview_cards")
+      .select("preview_cards_statuses.status_id")
+      .where("preview_cards_statuses.status_id", "in", ids)
+      .execute(),
+    whenAny(unique(statuses.map((s) => s.application_id)), (appIds) => db.selectFrom("oauth_applications").selectAll().where("id", "in", appIds).execute()),
   ]);
 
-  const serializedAccounts = await serializeAccounts(ctx, accountRows);
-  const pollRows = polls as PollRow[];
-  const emojis = await loadEmojisFor(ctx, [
-    ...statuses.map((s) => ({
-      key: s.id,
-      domain: accountRows.find((a) => a.id === s.account_id)?.domain ?? null,
-      texts: [s.content, s.spoiler_text],
-    })),
-    ...pollRows.map((p) => ({ key: `poll:${p.id}`, domain: accountRows.find((a) => a.id === p.account_id)?.domain ?? null, texts: JSON.parse(p.options) as string[] })),
+  const accountById = new Map(accountRows.map((row) => [row.id, row]));
+  const domainOf = (accountId: string) => accountById.get(accountId)?.domain ?? null;
+  const [serializedAccounts, emojis] = await Promise.all([
+    serializeAccounts(ctx, accountRows),
+    loadEmojisFor(ctx, [
+      ...statuses.map((s) => ({ key: s.id, domain: domainOf(s.account_id), texts: [s.content, s.spoiler_text] })),
+      ...polls.map((p) => ({ key: `poll:${p.id}`, domain: domainOf(p.account_id), texts: pollOptions(p) })),
+    ]),
   ]);
-  const ownVotes = new Map<string, number[]>();
-  for (const vote of votes as Array<{ poll_id: string; choice: number }>) ownVotes.set(vote.poll_id, [...(ownVotes.get(vote.poll_id) ?? []), vote.choice].sort((a, b) => a - b));
 
   return {
     accounts: new Map(accountRows.map((row, i) => [row.id, serializedAccounts[i]])),
-    media: groupBy(media, (m) => m.status_id!),
-    mentions: new Map([...groupBy(mentions, (m) => m.status_id)].map(([k, rows]) => [k, rows as unknown as AccountRow[]])),
+    media: groupBy(media, (m) => m.status_id ?? ""),
+    mentions: groupBy(mentions, (m) => m.status_id),
     tags: new Map([...groupBy(tags, (t) => t.status_id)].map(([k, rows]) => [k, rows.map((r) => r.name)])),
-    polls: new Map(pollRows.map((p) => [p.id, p])),
-    ownVotes,
-    cards: new Map((cards as Array<PreviewCardRow & { status_id: string }>).map((c) => [c.status_id, c])),
+    polls: new Map(polls.map((p) => [p.id, p])),
+    cards: new Map(cards.map((c) => [c.status_id, c])),
     emojis,
-    applications: new Map((applications as ApplicationRow[]).map((a) => [a.id, a])),
-    favourited: new Set((favourites as Array<{ status_id: string }>).map((r) => r.status_id)),
-    reblogged: new Set((reblogs as Array<{ reblog_of_id: string | null }>).map((r) => r.reblog_of_id!)),
-    bookmarked: new Set((bookmarks as Array<{ status_id: string }>).map((r) => r.status_id)),
-    pinned: new Set((pins as Array<{ status_id: string }>).map((r) => r.status_id)),
-    mutedConversations: new Set((mutes as Array<{ conversation_id: string }>).map((r) => r.conversation_id)),
+    applications: new Map(applications.map((a) => [a.id, a])),
+  };
+}
+
+async function loadViewerState(ctx: Ctx, statuses: readonly StatusRow[], viewer: AccountRow): Promise<ViewerState> {
+  const db = ctx.db.kysely;
+  const ids = statuses.map((s) => s.id);
+  const [favourites, reblogs, bookmarks, pins, mutes, votes] = await Promise.all([
+    db.selectFrom("favourites").select("status_id").where("account_id", "=", viewer.id).where("status_id", "in", ids).execute(),
+    db
+      .selectFrom("statuses")
+      .select("reblog_of_id")
+      .where("account_id", "=", viewer.id)
+      .where("reblog_of_id", "in", ids)
+      .where("deleted_at", "is", null)
+      .execute(),
+    db.selectFrom("bookmarks").select("status_id").where("account_id", "=", viewer.id).where("status_id", "in", ids).execute(),
+    db.selectFrom("status_pins").select("status_id").where("account_id", "=", viewer.id).where("status_id", "in", ids).execute(),
+    whenAny(unique(statuses.map((s) => s.conversation_id)), (conversationIds) =>
+      db.selectFrom("conversation_mutes").select("conversation_id").where("account_id", "=", viewer.id).where("conversation_id", "in", conversationIds).execute(),
+    ),
+    whenAny(unique(statuses.map((s) => s.poll_id)), (pollIds) =>
+      db.selectFrom("poll_votes").select(["poll_id", "choice"]).where("poll_id", "in", pollIds).where("account_id", "=", viewer.id).execute(),
+    ),
+  ]);
+  const ownVotes = new Map<string, number[]>();
+  for (const [pollId, rows] of groupBy(votes, (v) => v.poll_id)) ownVotes.set(pollId, rows.map((r) => r.choice).sort((a, b) => a - b));
+  return {
+    favourited: new Set(favourites.map((r) => r.status_id)),
+    reblogged: new Set(unique(reblogs.map((r) => r.reblog_of_id))),
+    bookmarked: new Set(bookmarks.map((r) => r.status_id)),
+    pinned: new Set(pins.map((r) => r.status_id)),
+    mutedConversations: new Set(mutes.map((r) => r.conversation_id)),
+    ownVotes,
   };
 }
 
 function orderedMedia(status: StatusRow, rows: MediaAttachmentRow[]): MediaAttachmentRow[] {
   if (!status.ordered_media_attachment_ids) return rows;
-  const order: string[] = JSON.parse(status.ordered_media_attachment_ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return order.map((id) => byId.get(id)).filter((r): r is MediaAttachmentRow => !!r);
+  return mediaOrder(status)
+    .map((id) => byId.get(id))
+    .filter((r): r is MediaAttachmentRow => !!r);
 }
 
-function build(ctx: Ctx, status: StatusRow, loaded: Loaded, viewer: AccountRow | undefined, options: SerializeOptions, reblog: Status | null): Status {
-  const mentionRows = loaded.mentions.get(status.id) ?? [];
-  const poll = status.poll_id ? loaded.polls.get(status.poll_id) : undefined;
-  const card = loaded.cards.get(status.id);
-  const application = status.application_id ? loaded.applications.get(status.application_id) : undefined;
+function tagsOf(ctx: Ctx, names: readonly string[]): Status["tags"] {
+  return names.map((name) => {
+    const lower = name.toLowerCase();
+    return { name: lower, url: `${ctx.config.baseUrl}/tags/${encodeURIComponent(lower)}` };
+  });
+}
+
+/** The part of a Status that is the same for every viewer. */
+function renderContent(ctx: Ctx, status: StatusRow, page: PageContent, options: SerializeOptions, reblog: Status | null): Status {
+  const poll = status.poll_id ? page.polls.get(status.poll_id) : undefined;
+  const card = page.cards.get(status.id);
+  const application = status.application_id ? page.applications.get(status.application_id) : undefined;
+  const account = page.accounts.get(status.account_id);
+  if (!account) throw new Error(`Status ${status.id}: author ${status.account_id} not loaded`);
   const result: Status = {
     id: status.id,
     created_at: status.created_at,
@@ -170,42 +221,57 @@ function build(ctx: Ctx, status: StatusRow, loaded: Loaded, viewer: AccountRow |
     edited_at: status.edited_at,
     reblog,
     application: application ? { name: application.name, website: application.website || null } : null,
-    account: loaded.accounts.get(status.account_id)!,
-    media_attachments: orderedMedia(status, loaded.media.get(status.id) ?? []).map((m) => serializeMediaAttachment(ctx, m)),
-    mentions: mentionRows.map((a) => ({ id: a.id, username: a.username, url: accountUrl(ctx, a), acct: acctOf(a) })),
-    tags: (loaded.tags.get(status.id) ?? []).map((name) => ({ name: name.toLowerCase(), url: `${ctx.config.baseUrl}/tags/${encodeURIComponent(name.toLowerCase())}` })),
-    emojis: loaded.emojis.get(status.id) ?? [],
+    account,
+    media_attachments: orderedMedia(status, page.media.get(status.id) ?? []).map((m) => serializeMediaAttachment(ctx, m)),
+    mentions: (page.mentions.get(status.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: accountUrl(ctx, a), acct: acctOf(a) })),
+    tags: tagsOf(ctx, page.tags.get(status.id) ?? []),
+    emojis: page.emojis.get(status.id) ?? [],
     card: card ? serializePreviewCard(ctx, card) : null,
-    poll: poll ? serializePoll(poll, viewer ? { accountId: viewer.id, ownVotes: loaded.ownVotes.get(poll.id) ?? [] } : undefined, loaded.emojis.get(`poll:${poll.id}`) ?? []) : null,
+    poll: poll ? serializePoll(poll, undefined, page.emojis.get(`poll:${poll.id}`) ?? []) : null,
   };
   if (options.withSourceText) result.text = status.text;
   else result.content = status.content;
-  if (viewer) {
-    result.favourited = loaded.favourited.has(status.id);
-    result.reblogged = loaded.reblogged.has(status.id);
-    result.muted = status.conversation_id ? loaded.mutedConversations.has(status.conversation_id) : false;
-    result.bookmarked = loaded.bookmarked.has(status.id);
-    if (status.account_id === viewer.id && !status.reblog_of_id && status.visibility !== "direct") result.pinned = loaded.pinned.has(status.id);
-    result.filtered = [];
-  }
   return result;
 }
 
 /**
+ * Adds one viewer's flags. A boost carries the flags of the status it boosts (Mastodon answers
+ * `reblogged?`/`favourited?` on the proper status), except `pinned`: a boost cannot be pinned.
+ */
+function applyViewerState(status: StatusRow, proper: StatusRow, result: Status, page: PageContent, state: ViewerState, viewer: AccountRow): void {
+  result.favourited = state.favourited.has(proper.id);
+  result.reblogged = state.reblogged.has(proper.id);
+  result.muted = proper.conversation_id ? state.mutedConversations.has(proper.conversation_id) : false;
+  result.bookmarked = state.bookmarked.has(proper.id);
+  if (status.account_id === viewer.id && !status.reblog_of_id && status.visibility !== "direct") result.pinned = state.pinned.has(status.id);
+  result.filtered = [];
+  const poll = status.poll_id ? page.polls.get(status.poll_id) : undefined;
+  if (poll && result.poll) {
+    result.poll = serializePoll(poll, { accountId: viewer.id, ownVotes: state.ownVotes.get(poll.id) ?? [] }, result.poll.emojis);
+  }
+}
+
+/**
  * Serializes statuses (and the statuses they boost) for a viewer, with a fixed number of queries
- * whatever the page size. Callers pass only statuses the viewer may see.
+ * whatever the page size: one query per kind of content, then one per kind of viewer state.
+ * Callers pass only statuses the viewer may see.
  */
 export async function serializeStatuses(ctx: Ctx, rows: readonly StatusRow[], viewer?: AccountRow, options: SerializeOptions = {}): Promise<Status[]> {
   if (rows.length === 0) return [];
-  const reblogIds = [...new Set(rows.map((r) => r.reblog_of_id).filter((id): id is string => !!id))];
-  const originals = reblogIds.length ? await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "in", reblogIds).execute() : [];
-  const all = [...rows, ...originals.filter((o) => !rows.some((r) => r.id === o.id))];
-  const loaded = await load(ctx, all, viewer);
-  const originalById = new Map(all.map((s) => [s.id, s]));
+  const given = new Set(rows.map((r) => r.id));
+  const originals = await statusesByIds(ctx.db.kysely, unique(rows.map((r) => r.reblog_of_id)).filter((id) => !given.has(id)));
+  const all = [...rows, ...originals];
+  const byId = new Map(all.map((s) => [s.id, s]));
+  const [page, state] = await Promise.all([loadContent(ctx, all), viewer ? loadViewerState(ctx, all, viewer) : undefined]);
+  const render = (status: StatusRow, renderOptions: SerializeOptions, reblog: Status | null, proper: StatusRow) => {
+    const result = renderContent(ctx, status, page, renderOptions, reblog);
+    if (viewer && state) applyViewerState(status, proper, result, page, state, viewer);
+    return result;
+  };
   return rows.map((row) => {
-    const original = row.reblog_of_id ? originalById.get(row.reblog_of_id) : undefined;
-    const reblog = original ? build(ctx, original, loaded, viewer, {}, null) : null;
-    return build(ctx, row, loaded, viewer, options, reblog);
+    const original = row.reblog_of_id ? byId.get(row.reblog_of_id) : undefined;
+    const reblog = original ? render(original, {}, null, original) : null;
+    return render(row, options, reblog, original ?? row);
   });
 }
 

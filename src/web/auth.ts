@@ -3,7 +3,7 @@ import type { Ctx } from "../context.ts";
 import { ApiError, ValidationFailed } from "../errors.ts";
 import { confirmEmail, sendConfirmation } from "../services/accounts/confirmation.ts";
 import { registerUser } from "../services/accounts/register.ts";
-import { authenticateUser } from "../services/auth/oauth.ts";
+import { authenticateUser, canSignIn } from "../services/auth/oauth.ts";
 import { loadSettings } from "../services/instance/settings.ts";
 import type { ErrorDetails } from "../services/accounts/validation.ts";
 import { applyThrottles, ENDPOINT_THROTTLES } from "../api/rate_limit.ts";
@@ -66,8 +66,7 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
     if (await throttled(ctx, req, reply, "sign_in")) return reply;
     const user = await authenticateUser(ctx, email, toStringParam(req.input.password) ?? "");
     if (!user) return renderPage(ctx, reply, { title: "Sign in", status: 401, alert: INVALID_LOGIN, body: signInForm(token, returnTo, email) });
-    const account = await ctx.db.kysely.selectFrom("accounts").select("suspended_at").where("id", "=", user.account_id).executeTakeFirstOrThrow();
-    if (user.disabled || account.suspended_at) {
+    if (!(await canSignIn(ctx, user))) {
       return renderPage(ctx, reply, { title: "Sign in", status: 403, alert: "Your account is disabled.", body: signInForm(token, returnTo, email) });
     }
     await startWebSession(ctx, req, reply, user);

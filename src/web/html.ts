@@ -40,6 +40,11 @@ button.secondary{background:transparent;color:var(--fg);border:1px solid var(--b
 .muted{color:var(--muted);font-size:.9rem}ul.scopes{padding-left:1.2rem}code{font-size:1.1rem;word-break:break-all}
 .row{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}nav{margin-top:1.5rem}nav a{margin-right:1rem;color:var(--accent)}
 table{width:100%;border-collapse:collapse}td{padding:.4rem 0;border-bottom:1px solid var(--border);vertical-align:top}
+.site{margin:0 0 .6rem}.card{overflow-wrap:anywhere}
+@media (max-height:700px),(max-width:520px){main{margin:1rem auto}.card{padding:1rem 1.1rem}
+h1{font-size:1.25rem;margin-bottom:.6rem}p{margin:.6rem 0}button,.button{margin-top:.5rem}nav{margin-top:1rem}}
+@media (max-height:700px){main.popup .card{max-height:calc(100vh - 4.5rem);overflow-y:auto}
+main.popup ul.scopes{max-height:30vh;overflow-y:auto;margin:.4rem 0}}
 `;
 
 export interface PageOptions {
@@ -48,14 +53,28 @@ export interface PageOptions {
   body: SafeHtml;
   alert?: string;
   notice?: string;
+  /**
+   * Shown in an app's small pop-up window (the OAuth consent page): on a short window the card
+   * stays whole within the viewport and its content scrolls instead.
+   */
+  popup?: boolean;
+}
+
+/** "Page – Site", or only the site's name when the page is the site's own (its home page). */
+export function documentTitle(title: string, siteTitle: string): string {
+  return title === siteTitle || siteTitle === "" ? title : `${title} – ${siteTitle}`;
 }
 
 /** The one page layout: no scripts, no external assets, usable without JavaScript. */
 export function page(options: PageOptions): string {
+  const main = options.popup ? html`<main class="popup">` : html`<main>`;
+  // The home page's title is the site's name: no need to show it twice.
+  const site = options.title === options.siteTitle ? "" : html`<p class="muted site">${options.siteTitle}</p>`;
   return html`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin"><title>${options.title} – ${options.siteTitle}</title><style>${new SafeHtml(STYLE)}</style></head>
-<body><main><p class="muted">${options.siteTitle}</p><div class="card"><h1>${options.title}</h1>
+<meta name="referrer" content="same-origin"><title>${documentTitle(options.title, options.siteTitle)}</title>
+<link rel="icon" href="/favicon.ico"><style>${new SafeHtml(STYLE)}</style></head>
+<body>${main}${site}<div class="card"><h1>${options.title}</h1>
 ${options.alert ? html`<div class="flash" role="alert">${options.alert}</div>` : ""}${options.notice ? html`<div class="flash notice" role="status">${options.notice}</div>` : ""}
 ${options.body}</div></main></body></html>`.value;
 }

@@ -153,24 +153,50 @@ async function handleError(ctx: Ctx, reply: FastifyReply, error: unknown): Promi
   throw error;
 }
 
+type Prologue = { request: AuthorizationRequest; session: WebUser } | { answer: FastifyReply };
+
+/**
+ * What showing the consent page (GET) and deciding on it (POST) both do first: read and check the
+ * authorization request, find the signed-in user (or send them to sign in), check the form's CSRF
+ * token on a decision, and refuse users who may not authorize apps yet. Either the request and its
+ * user, or the answer to send instead.
+ */
+async function authorizationPrologue(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, step: "ask" | "decide"): Promise<Prologue> {
+  let request: AuthorizationRequest;
+  try {
+    request = await parseAuthorizationRequest(ctx, req);
+  } catch (error) {
+    return { answer: await handleError(ctx, reply, error) };
+  }
+  const session = await currentWebUser(ctx, req);
+  if (!session) {
+    // A decision cannot be replayed after signing in (its form is gone): the app starts again.
+    const signIn = step === "ask" ? `/auth/sign_in?return_to=${encodeURIComponent(req.url)}` : "/auth/sign_in";
+    return { answer: await reply.redirect(signIn, 303) };
+  }
+  if (step === "decide" && !csrfValid(req)) {
+    const alert = "This form has expired. Go back to the app and try again.";
+    return { answer: await renderPage(ctx, reply, { title: "Authorization required", status: 422, alert, body: html`` }) };
+  }
+  const blocked = blockedReason(session);
+  if (blocked) {
+    return { answer: await renderPage(ctx, reply, { title: "Authorize", status: 403, alert: blocked, body: html`<nav><a href="/settings">Your account</a></nav>` }) };
+  }
+  return { request, session };
+}
+
 export default async function webOauthRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/oauth/authorize", async (req, reply) => {
-    let request: AuthorizationRequest;
-    try {
-      request = await parseAuthorizationRequest(ctx, req);
-    } catch (error) {
-      return handleError(ctx, reply, error);
-    }
-    const session = await currentWebUser(ctx, req);
-    if (!session) return reply.redirect(`/auth/sign_in?return_to=${encodeURIComponent(req.url)}`, 303);
-    const blocked = blockedReason(session);
-    if (blocked) return renderPage(ctx, reply, { title: "Authorize", status: 403, alert: blocked, body: html`<nav><a href="/settings">Your account</a></nav>` });
+    const prologue = await authorizationPrologue(ctx, req, reply, "ask");
+    if ("answer" in prologue) return prologue.answer;
+    const { request, session } = prologue;
     if (request.app.superapp || (!request.forceLogin && (await hasMatchingToken(ctx.db.kysely, request.app, session.user, request.scopes)))) {
       return answerWithCode(ctx, reply, request, session);
     }
     const token = csrfToken(ctx, req, reply);
     return renderPage(ctx, reply, {
       title: "Authorization required",
+      popup: true,
       body: html`<p><strong>${request.app.name}</strong>${request.app.website ? html` (<span class="muted">${request.app.website}</span>)` : ""} would like to access your account <strong>@${session.account.username}</strong>. It will be able to:</p>
 <ul class="scopes">${request.scopes.map((scope) => html`<li>${describeScope(scope)} <span class="muted">(${scope})</span></li>`)}</ul>
 <p class="muted">Only approve apps you trust. You can revoke access at any time in your account settings.</p>
@@ -180,19 +206,9 @@ export default async function webOauthRoutes(app: FastifyInstance, ctx: Ctx) {
   });
 
   app.post("/oauth/authorize", async (req, reply) => {
-    let request: AuthorizationRequest;
-    try {
-      request = await parseAuthorizationRequest(ctx, req);
-    } catch (error) {
-      return handleError(ctx, reply, error);
-    }
-    const session = await currentWebUser(ctx, req);
-    if (!session) return reply.redirect("/auth/sign_in", 303);
-    if (!csrfValid(req)) {
-      return renderPage(ctx, reply, { title: "Authorization required", status: 422, alert: "This form has expired. Go back to the app and try again.", body: html`` });
-    }
-    const blocked = blockedReason(session);
-    if (blocked) return renderPage(ctx, reply, { title: "Authorize", status: 403, alert: blocked, body: html`` });
+    const prologue = await authorizationPrologue(ctx, req, reply, "decide");
+    if ("answer" in prologue) return prologue.answer;
+    const { request, session } = prologue;
     if (toStringParam(req.input.decision) !== "approve") return handleError(ctx, reply, new RedirectableError("access_denied", request));
     return answerWithCode(ctx, reply, request, session);
   });

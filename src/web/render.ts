@@ -9,6 +9,8 @@ export interface RenderOptions {
   status?: number;
   alert?: string;
   notice?: string;
+  /** A page apps open in a small pop-up window (see PageOptions.popup). */
+  popup?: boolean;
 }
 
 /** Sends a server-rendered page with the headers every page carries (no caching, no framing, no scripts). */
@@ -22,7 +24,7 @@ export async function renderPage(ctx: Ctx, reply: FastifyReply, options: RenderO
     .header("Referrer-Policy", "same-origin")
     .header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
     .type("text/html; charset=utf-8")
-    .send(page({ title: options.title, siteTitle: values.site_title, body: options.body, alert: options.alert, notice: options.notice }));
+    .send(page({ ...options, siteTitle: values.site_title }));
 }
 
 /**

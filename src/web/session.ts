@@ -1,14 +1,12 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
-import { newId } from "../db/ids.ts";
-import type { AccountRow, UserRow } from "../db/schema.ts";
-import { digest } from "../services/auth/tokens.ts";
+import type { UserRow } from "../db/schema.ts";
+import { createWebSession, deleteWebSession, findWebSession, SESSION_LIFETIME_S, type WebUser } from "../services/auth/web_sessions.ts";
 import { toStringParam } from "../api/params.ts";
 
 const SESSION_COOKIE = "_rookery_session";
 const CSRF_COOKIE = "_rookery_csrf";
-const SESSION_LIFETIME_S = 30 * 24 * 60 * 60;
 
 export function parseCookies(header: string | undefined): Record<string, string> {
   const cookies: Record<string, string> = {};
@@ -38,49 +36,24 @@ function appendCookie(reply: FastifyReply, value: string): void {
   reply.header("set-cookie", [...list, value]);
 }
 
-export interface WebUser {
-  sessionId: string;
-  user: UserRow;
-  account: AccountRow;
-}
+export type { WebUser };
 
 /** The signed-in user of a browser request, from its session cookie. */
 export async function currentWebUser(ctx: Ctx, req: FastifyRequest): Promise<WebUser | undefined> {
   const value = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   if (!value || value.length > 200) return undefined;
-  const session = await ctx.db.kysely.selectFrom("web_sessions").selectAll().where("session_digest", "=", digest(value)).executeTakeFirst();
-  if (!session || Date.parse(session.last_seen_at) + SESSION_LIFETIME_S * 1000 < Date.now()) return undefined;
-  const user = await ctx.db.kysely.selectFrom("users").selectAll().where("id", "=", session.user_id).executeTakeFirst();
-  if (!user) return undefined;
-  const account = await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "=", user.account_id).executeTakeFirstOrThrow();
-  if (Date.now() - Date.parse(session.last_seen_at) > 60 * 60 * 1000) {
-    await ctx.db.kysely.updateTable("web_sessions").set({ last_seen_at: new Date().toISOString() }).where("id", "=", session.id).execute();
-  }
-  return { sessionId: session.id, user, account };
+  return findWebSession(ctx, value);
 }
 
 /** Starts a browser session for `user` (a new session id each time, against fixation). */
 export async function startWebSession(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> {
   const value = randomBytes(32).toString("base64url");
-  const now = new Date().toISOString();
-  await ctx.db.kysely
-    .insertInto("web_sessions")
-    .values({
-      id: newId(),
-      session_digest: digest(value),
-      user_id: user.id,
-      ip: req.ip,
-      user_agent: String(req.headers["user-agent"] ?? "").slice(0, 500),
-      created_at: now,
-      last_seen_at: now,
-    })
-    .execute();
-  await ctx.db.kysely.updateTable("users").set((eb) => ({ last_sign_in_at: eb.ref("current_sign_in_at"), current_sign_in_at: now })).where("id", "=", user.id).execute();
+  await createWebSession(ctx, user, value, { ip: req.ip ?? "", userAgent: String(req.headers["user-agent"] ?? "") });
   appendCookie(reply, cookie(ctx, SESSION_COOKIE, value, SESSION_LIFETIME_S));
 }
 
 export async function endWebSession(ctx: Ctx, reply: FastifyReply, session: WebUser | undefined): Promise<void> {
-  if (session) await ctx.db.kysely.deleteFrom("web_sessions").where("id", "=", session.sessionId).execute();
+  if (session) await deleteWebSession(ctx, session.sessionId);
   appendCookie(reply, cookie(ctx, SESSION_COOKIE, "", 0));
 }
 

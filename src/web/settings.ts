@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
 import { toStringParam } from "../api/params.ts";
-import { hashPassword, verifyPassword } from "../services/accounts/passwords.ts";
+import { changePassword, verifyPassword } from "../services/accounts/passwords.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../services/accounts/validation.ts";
 import { loadSettings } from "../services/instance/settings.ts";
-import { parseScopes } from "../services/auth/scopes.ts";
+import { authorizedApplications, revokeAuthorization } from "../services/auth/authorizations.ts";
 import { paragraphsHtml } from "../entities/instance.ts";
 import { hiddenFields, html, SafeHtml } from "./html.ts";
 import { renderPage } from "./render.ts";
@@ -73,13 +73,8 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     if (length < PASSWORD_MIN) return fail(`The new password is too short (minimum is ${PASSWORD_MIN} characters).`);
     if (length > PASSWORD_MAX) return fail(`The new password is too long (maximum is ${PASSWORD_MAX} characters).`);
     if (password !== toStringParam(req.input.password_confirmation)) return fail("The confirmation does not match the new password.");
-    const now = new Date().toISOString();
-    const encrypted = await hashPassword(password);
-    await ctx.db.kysely.transaction().execute(async (tx) => {
-      await tx.updateTable("users").set({ encrypted_password: encrypted, updated_at: now }).where("id", "=", session.user.id).execute();
-      // Other browsers signed in with the old password are signed out; this one stays.
-      await tx.deleteFrom("web_sessions").where("user_id", "=", session.user.id).where("id", "!=", session.sessionId).execute();
-    });
+    // Other browsers signed in with the old password are signed out; this one stays.
+    await changePassword(ctx, session.user.id, password, session.sessionId);
     return renderPage(ctx, reply, { title: "Change password", notice: "Your password has been changed.", body: html`<nav><a href="/settings">Back</a></nav>` });
   });
 
@@ -87,24 +82,10 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     const session = await requireSession(ctx, req, reply);
     if (!session) return reply;
     const token = csrfToken(ctx, req, reply);
-    const rows = await ctx.db.kysely
-      .selectFrom("oauth_access_tokens")
-      .innerJoin("oauth_applications", "oauth_applications.id", "oauth_access_tokens.application_id")
-      .select(["oauth_applications.id", "oauth_applications.name", "oauth_applications.website", "oauth_access_tokens.scopes", "oauth_access_tokens.created_at", "oauth_access_tokens.last_used_at"])
-      .where("oauth_access_tokens.user_id", "=", session.user.id)
-      .where("oauth_access_tokens.revoked_at", "is", null)
-      .orderBy("oauth_access_tokens.created_at", "desc")
-      .execute();
-    const apps = new Map<string, { name: string; website: string | null; scopes: Set<string>; lastUsed: string | null }>();
-    for (const row of rows) {
-      const entry = apps.get(row.id) ?? { name: row.name, website: row.website, scopes: new Set<string>(), lastUsed: null };
-      for (const scope of parseScopes(row.scopes)) entry.scopes.add(scope);
-      if (row.last_used_at && (!entry.lastUsed || row.last_used_at > entry.lastUsed)) entry.lastUsed = row.last_used_at;
-      apps.set(row.id, entry);
-    }
-    const list = [...apps.entries()].map(
-      ([id, a]) => html`<tr><td><strong>${a.name}</strong>${a.website ? html`<br><span class="muted">${a.website}</span>` : ""}<br><span class="muted">${[...a.scopes].join(" ")}${a.lastUsed ? ` · last used ${a.lastUsed.slice(0, 10)}` : ""}</span></td>
-<td><form method="post" action="/oauth/authorized_applications/${id}/revoke">${hiddenFields({ authenticity_token: token })}<button type="submit" class="danger">Revoke</button></form></td></tr>`,
+    const apps = await authorizedApplications(ctx, session.user.id);
+    const list = apps.map(
+      (a) => html`<tr><td><strong>${a.name}</strong>${a.website ? html`<br><span class="muted">${a.website}</span>` : ""}<br><span class="muted">${a.scopes.join(" ")}${a.lastUsedAt ? ` · last used ${a.lastUsedAt.slice(0, 10)}` : ""}</span></td>
+<td><form method="post" action="/oauth/authorized_applications/${a.id}/revoke">${hiddenFields({ authenticity_token: token })}<button type="submit" class="danger">Revoke</button></form></td></tr>`,
     );
     return renderPage(ctx, reply, {
       title: "Authorized apps",
@@ -116,14 +97,7 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     const session = await requireSession(ctx, req, reply);
     if (!session) return reply;
     if (csrfValid(req)) {
-      const now = new Date().toISOString();
-      const applicationId = String((req.params as { id: string }).id);
-      if (/^\d{1,19}$/.test(applicationId)) {
-        await ctx.db.kysely.transaction().execute(async (tx) => {
-          await tx.updateTable("oauth_access_tokens").set({ revoked_at: now }).where("user_id", "=", session.user.id).where("application_id", "=", applicationId).where("revoked_at", "is", null).execute();
-          await tx.updateTable("oauth_access_grants").set({ revoked_at: now }).where("user_id", "=", session.user.id).where("application_id", "=", applicationId).where("revoked_at", "is", null).execute();
-        });
-      }
+      await revokeAuthorization(ctx, session.user.id, String((req.params as { id: string }).id));
     }
     return reply.redirect("/oauth/authorized_applications", 303);
   });

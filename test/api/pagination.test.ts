@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { fetchPage, pageParams, setLinkHeader } from "../../src/api/pagination.ts";
+import { pageParams, setLinkHeader } from "../../src/api/pagination.ts";
+import { fetchPage } from "../../src/db/paging.ts";
 import type { Ctx } from "../../src/context.ts";
 import { newId } from "../../src/db/ids.ts";
 import { createTestServer, createUser, request, type TestServer } from "../kit.ts";

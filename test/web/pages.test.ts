@@ -49,7 +49,7 @@ describe("public pages", () => {
   test("/, /auth/sign_in and /auth/sign_up render script-free HTML with security headers", async () => {
     const home = await get(server.app, "/");
     assertPage(home);
-    assert.ok(home.body.includes("<title>Rookery – Rookery</title>"));
+    assert.ok(home.body.includes("<title>Rookery</title>"));
     assert.ok(home.body.includes('href="/auth/sign_in"') && home.body.includes('href="/auth/sign_up"'));
 
     const signIn = await get(server.app, "/auth/sign_in");

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeAccount, serializeAccounts, serializeCredentialAccount } from "../../entities/account.ts";
-import { Forbidden, NotFound, ParameterMissing, ValidationFailed } from "../../errors.ts";
+import { NotFound, ParameterMissing, ValidationFailed } from "../../errors.ts";
 import { findVisibleAccount, findVisibleAccounts, lookupAccount } from "../../services/accounts/lookup.ts";
 import { updateProfile, type ProfileUpdate } from "../../services/accounts/profile.ts";
-import { registerUser } from "../../services/accounts/register.ts";
+import { registerUser, registeringApplication } from "../../services/accounts/register.ts";
 import { tokenResponse } from "../../services/auth/oauth.ts";
 import { issueAccessToken } from "../../services/auth/tokens.ts";
 import { userOf } from "../auth.ts";
@@ -34,10 +34,7 @@ export default async function accountRoutes(app: FastifyInstance, ctx: Ctx) {
     { preHandler: app.auth({ scopes: ["write:accounts"], alwaysPublic: true }), config: { throttles: ["sign_up"] } },
     async (req, reply) => {
       const viewer = req.viewer!;
-      const application = !viewer.user && viewer.applicationId
-        ? await ctx.db.kysely.selectFrom("oauth_applications").selectAll().where("id", "=", viewer.applicationId).executeTakeFirst()
-        : undefined;
-      if (!application) throw new Forbidden("This method requires an client credentials authentication");
+      const application = await registeringApplication(ctx, viewer);
       const input = req.input;
       const { user } = await registerUser(
         ctx,

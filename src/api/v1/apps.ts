@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeApplication, serializeCredentialApplication } from "../../entities/application.ts";
-import { NotFound, ValidationFailed } from "../../errors.ts";
-import { applicationProblems, insertApplication, splitRedirectUris } from "../../services/auth/applications.ts";
+import { ValidationFailed } from "../../errors.ts";
+import { applicationOfToken, applicationProblems, insertApplication, splitRedirectUris } from "../../services/auth/applications.ts";
 import { isKnownScope, parseScopes } from "../../services/auth/scopes.ts";
 import { toStringArray, toStringParam } from "../params.ts";
 
@@ -33,11 +33,6 @@ export default async function appRoutes(app: FastifyInstance, ctx: Ctx) {
   );
 
   app.get("/api/v1/apps/verify_credentials", { preHandler: app.auth({}) }, async (req) => {
-    const applicationId = req.viewer?.applicationId;
-    const row = applicationId
-      ? await ctx.db.kysely.selectFrom("oauth_applications").selectAll().where("id", "=", applicationId).executeTakeFirst()
-      : undefined;
-    if (!row) throw new NotFound();
-    return serializeApplication(row);
+    return serializeApplication(await applicationOfToken(ctx, req.viewer?.applicationId));
   });
 }

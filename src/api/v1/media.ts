@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeMediaAttachment } from "../../entities/media_attachment.ts";
-import { NotFound, ParameterMissing, Unprocessable } from "../../errors.ts";
+import { ParameterMissing, Unprocessable } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { destroyMedia, findOwnUnattachedMedia, updateMedia, uploadMedia } from "../../services/media/upload.ts";
+import { deleteOwnMedia, findOwnUnattachedMedia, updateMedia, uploadMedia } from "../../services/media/upload.ts";
 import { userOf } from "../auth.ts";
 import { isUploadedFile, toId, toStringParam } from "../params.ts";
 
@@ -36,11 +36,7 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
 
   app.delete("/api/v1/media/:id", { preHandler: write }, async (req) => {
     const viewer = userOf(req);
-    const id = toId(req.input.id);
-    const media = id ? await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).where("account_id", "=", viewer.account.id).executeTakeFirst() : undefined;
-    if (!media) throw new NotFound();
-    if (media.status_id || media.scheduled_status_id) throw new Unprocessable("Media attachment is currently used by a status");
-    await destroyMedia(ctx, [media]);
+    await deleteOwnMedia(ctx, viewer.account, toId(req.input.id));
     return {};
   });
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
-import { serializePoll } from "../../entities/poll.ts";
+import { serializePoll, serializePollFor } from "../../entities/poll.ts";
 import { ParameterMissing } from "../../errors.ts";
 import { findVisiblePoll, votePoll } from "../../services/polls/vote.ts";
 import { userOf } from "../auth.ts";
@@ -10,8 +10,7 @@ export default async function pollRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/api/v1/polls/:id", { preHandler: app.auth({ optional: true, scopes: ["read:statuses"] }) }, async (req) => {
     const viewer = req.viewer?.account ?? undefined;
     const poll = await findVisiblePoll(ctx, toId(req.input.id), viewer?.id);
-    const votes = viewer ? await ctx.db.kysely.selectFrom("poll_votes").select("choice").where("poll_id", "=", poll.id).where("account_id", "=", viewer.id).execute() : [];
-    return serializePoll(poll, viewer ? { accountId: viewer.id, ownVotes: votes.map((v) => v.choice).sort((a, b) => a - b) } : undefined);
+    return serializePollFor(ctx, poll, viewer);
   });
 
   app.post("/api/v1/polls/:id/votes", { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) }, async (req) => {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeScheduledStatus, serializeScheduledStatuses } from "../../entities/scheduled_status.ts";
-import { cancelScheduledStatus, findOwnScheduledStatus, rescheduleStatus } from "../../services/statuses/schedule.ts";
+import { cancelScheduledStatus, findOwnScheduledStatus, listScheduledStatuses, rescheduleStatus } from "../../services/statuses/schedule.ts";
 import { userOf } from "../auth.ts";
-import { fetchPage, pageParams, setLinkHeader } from "../pagination.ts";
-import { toId, toStringParam } from "../params.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
+import { toId, toTime } from "../params.ts";
 
 export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: Ctx) {
   const read = app.auth({ scopes: ["read:statuses"], user: true });
@@ -13,7 +13,7 @@ export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: C
   app.get("/api/v1/scheduled_statuses", { preHandler: read }, async (req, reply) => {
     const viewer = userOf(req);
     const page = pageParams(req.input, 20, 40);
-    const rows = await fetchPage(ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("account_id", "=", viewer.account.id), "id", page);
+    const rows = await listScheduledStatuses(ctx, viewer.account, page);
     setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit });
     return serializeScheduledStatuses(ctx, rows);
   });
@@ -26,7 +26,7 @@ export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: C
   app.put("/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {
     const viewer = userOf(req);
     const row = await findOwnScheduledStatus(ctx, viewer.account, toId(req.input.id));
-    return serializeScheduledStatus(ctx, await rescheduleStatus(ctx, row, toStringParam(req.input.scheduled_at)));
+    return serializeScheduledStatus(ctx, await rescheduleStatus(ctx, row, toTime(req.input.scheduled_at) ?? undefined));
   });
 
   app.delete("/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {

@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { serializeAccounts } from "../../entities/account.ts";
 import { serializeStatus } from "../../entities/status.ts";
-import { findVisibleStatus } from "../../services/statuses/find.ts";
+import { findVisibleStatus, reloadStatus } from "../../services/statuses/find.ts";
+import { favouritedBy, rebloggedBy } from "../../services/statuses/interacting_accounts.ts";
 import {
   actionTarget,
   bookmark,
@@ -17,8 +18,9 @@ import {
   unpin,
   unreblog,
 } from "../../services/statuses/interactions.ts";
-import { userOf, type UserViewer } from "../auth.ts";
-import { fetchPage, pageParams, setLinkHeader, type PageParams } from "../pagination.ts";
+import type { UserViewer } from "../../services/auth/viewer.ts";
+import { userOf } from "../auth.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toId, toStringParam } from "../params.ts";
 
 type Action = (ctx: Ctx, viewer: UserViewer, status: StatusRow, req: FastifyRequest) => Promise<StatusRow | void>;
@@ -48,8 +50,7 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
           ? await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id)
           : await actionTarget(ctx, toId(req.input.id), viewer.account);
         const updated = (await action(ctx, viewer, status, req)) ?? status;
-        const fresh = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", updated.id).executeTakeFirstOrThrow();
-        return serializeStatus(ctx, fresh, viewer.account);
+        return serializeStatus(ctx, await reloadStatus(ctx, updated.id), viewer.account);
       },
     );
   }
@@ -63,34 +64,17 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
 
   const readStatuses = app.auth({ optional: true, scopes: ["read:statuses"] });
 
-  /** Accounts behind join rows (boosts, favourites), paged by the join rows' IDs. */
-  const accountsBehind = async (req: FastifyRequest, reply: FastifyReply, rowsFor: (statusId: string, page: PageParams) => Promise<Array<{ cursor: string; account_id: string }>>) => {
-    const viewer = req.viewer?.account ?? undefined;
-    const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
-    const page = pageParams(req.input, 40, 80);
-    const rows = await rowsFor(status.id, page);
-    const accounts = rows.length
-      ? await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "in", rows.map((r) => r.account_id)).where("suspended_at", "is", null).execute()
-      : [];
-    const byId = new Map(accounts.map((a) => [a.id, a]));
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.cursor, limit: page.limit, prevParam: "since_id" });
-    return serializeAccounts(ctx, rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined));
-  };
-
-  app.get("/api/v1/statuses/:id/reblogged_by", { preHandler: readStatuses }, (req, reply) =>
-    accountsBehind(req, reply, (statusId, page) =>
-      // Followers-only boosts stay out of the public list, as Mastodon lists only public and unlisted ones.
-      fetchPage(
-        ctx.db.kysely.selectFrom("statuses").select(["id as cursor", "account_id"]).where("reblog_of_id", "=", statusId).where("visibility", "in", ["public", "unlisted"]),
-        "id",
-        page,
-      ),
-    ),
-  );
-
-  app.get("/api/v1/statuses/:id/favourited_by", { preHandler: readStatuses }, (req, reply) =>
-    accountsBehind(req, reply, (statusId, page) =>
-      fetchPage(ctx.db.kysely.selectFrom("favourites").select(["id as cursor", "account_id"]).where("status_id", "=", statusId), "id", page),
-    ),
-  );
+  for (const [name, list] of [
+    ["reblogged_by", rebloggedBy],
+    ["favourited_by", favouritedBy],
+  ] as const) {
+    app.get(`/api/v1/statuses/:id/${name}`, { preHandler: readStatuses }, async (req, reply) => {
+      const viewer = req.viewer?.account ?? undefined;
+      const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
+      const page = pageParams(req.input, 40, 80);
+      const { rows, accounts } = await list(ctx, status.id, page);
+      setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.cursor, limit: page.limit, prevParam: "since_id" });
+      return serializeAccounts(ctx, accounts);
+    });
+  }
 }

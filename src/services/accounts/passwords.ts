@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import type { Ctx } from "../../context.ts";
 
 const N = 16384;
 const R = 8;
@@ -30,4 +31,17 @@ export async function verifyPassword(password: string, stored: string | null): P
 /** A random password for accounts created without one (printed once by the CLI). */
 export function generatePassword(): string {
   return randomBytes(24).toString("base64url");
+}
+
+/**
+ * Sets a new password (already checked by the caller) and signs out every other browser session
+ * of the user; the session `keepSessionId` stays signed in.
+ */
+export async function changePassword(ctx: Ctx, userId: string, password: string, keepSessionId: string): Promise<void> {
+  const encrypted = await hashPassword(password);
+  const now = new Date().toISOString();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await tx.updateTable("users").set({ encrypted_password: encrypted, updated_at: now }).where("id", "=", userId).execute();
+    await tx.deleteFrom("web_sessions").where("user_id", "=", userId).where("id", "!=", keepSessionId).execute();
+  });
 }

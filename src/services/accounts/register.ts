@@ -1,5 +1,6 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { applicationById } from "../../db/queries/applications.ts";
 import type { ApplicationRow } from "../../db/schema.ts";
 import { Forbidden, ValidationFailed } from "../../errors.ts";
 import { isLanguageCode } from "../../text/languages.ts";
@@ -51,6 +52,13 @@ export async function emailDomainProblem(ctx: Ctx, email: string): Promise<{ err
  * every parameter (422 with `details`), creates an unconfirmed user, sends the confirmation mail
  * and tells the staff who manage users.
  */
+/** The app a sign-up through the API comes from: only an app token (client credentials) may register. */
+export async function registeringApplication(ctx: Ctx, viewer: { user: unknown; applicationId: string | null }): Promise<ApplicationRow> {
+  const application = viewer.user ? undefined : await applicationById(ctx.db.kysely, viewer.applicationId);
+  if (!application) throw new Forbidden("This method requires an client credentials authentication");
+  return application;
+}
+
 export async function registerUser(ctx: Ctx, app: ApplicationRow | null, params: RegistrationParams, ip: string): Promise<LocalUser> {
   const { values: settings } = await loadSettings(ctx.db.kysely);
   if (settings.registrations_mode === "none") throw new Forbidden("Forbidden");

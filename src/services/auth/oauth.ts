@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { accountById } from "../../db/queries/accounts.ts";
 import type { AccessTokenRow, ApplicationRow, Database, UserRow } from "../../db/schema.ts";
 import { ApiError } from "../../errors.ts";
 import { verifyPassword } from "../accounts/passwords.ts";
@@ -150,6 +151,12 @@ export async function issueClientCredentials(db: Kysely<Database>, app: Applicat
 }
 
 /** Finds a local user by e-mail and password; undefined when they do not match. */
+/** Whether a user whose password matched may start a session: not disabled, account not suspended. */
+export async function canSignIn(ctx: Ctx, user: UserRow): Promise<boolean> {
+  const account = await accountById(ctx.db.kysely, user.account_id);
+  return !user.disabled && !!account && !account.suspended_at;
+}
+
 export async function authenticateUser(ctx: Ctx, email: string, password: string): Promise<UserRow | undefined> {
   const user = await ctx.db.kysely
     .selectFrom("users")

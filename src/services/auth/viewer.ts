@@ -1,9 +1,34 @@
 import type { Kysely } from "kysely";
-import type { Viewer } from "../../api/auth.ts";
-import type { Database } from "../../db/schema.ts";
+import type { AccountRow, Database, UserRoleRow, UserRow } from "../../db/schema.ts";
+import { Forbidden, UserRequired } from "../../errors.ts";
 import { effectiveRole } from "../accounts/roles.ts";
 import { digest } from "./tokens.ts";
 import { parseScopes } from "./scopes.ts";
+
+/** Who is calling: the token, and for a user token the user, their account and role. */
+export interface Viewer {
+  tokenId: string;
+  scopes: string[];
+  applicationId: string | null;
+  user: UserRow | null;
+  account: AccountRow | null;
+  role: UserRoleRow | null;
+}
+
+/** A viewer known to act for a user (what `user: true` routes receive). */
+export interface UserViewer extends Viewer {
+  user: UserRow;
+  account: AccountRow;
+  role: UserRoleRow;
+}
+
+/** Mastodon's `require_user!`: the user must be confirmed, approved and enabled. */
+export function assertFunctionalUser(viewer: Viewer): asserts viewer is UserViewer {
+  if (!viewer.user || !viewer.account || !viewer.role) throw new UserRequired();
+  if (!viewer.user.confirmed_at) throw new Forbidden("Your login is missing a confirmed e-mail address");
+  if (!viewer.user.approved) throw new Forbidden("Your login is currently pending approval");
+  if (viewer.user.disabled || viewer.account.suspended_at) throw new Forbidden("Your login is currently disabled");
+}
 
 /**
  * Resolves a bearer token: the viewer it stands for, "revoked" for a revoked token, or undefined

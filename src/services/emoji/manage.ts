@@ -135,6 +135,11 @@ export async function listCustomEmojis(ctx: Ctx): Promise<CustomEmojiRow[]> {
   return rows.sort((a, b) => (a.shortcode < b.shortcode ? -1 : a.shortcode > b.shortcode ? 1 : 0));
 }
 
+/** The emoji a client's picker offers (GET /api/v1/custom_emojis): local and enabled, by shortcode. */
+export async function listEnabledCustomEmojis(ctx: Ctx): Promise<CustomEmojiRow[]> {
+  return ctx.db.kysely.selectFrom("custom_emojis").selectAll().where("domain", "is", null).where("disabled", "=", false).orderBy("shortcode").execute();
+}
+
 /** A disabled emoji is neither listed nor rendered; its files stay, so enabling it again is instant. */
 export async function setEmojiDisabled(ctx: Ctx, shortcode: string, disabled: boolean): Promise<CustomEmojiRow> {
   const row = await requireLocalEmoji(ctx, shortcode);

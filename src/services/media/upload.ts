@@ -1,7 +1,7 @@
 import { encode as encodeBlurhash } from "blurhash";
 import sharp from "sharp";
 import type { Ctx } from "../../context.ts";
-import { newId } from "../../db/ids.ts";
+import { isIdLike, newId } from "../../db/ids.ts";
 import type { AccountRow, MediaAttachmentRow } from "../../db/schema.ts";
 import { NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -126,11 +126,24 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
     .executeTakeFirstOrThrow();
 }
 
+async function findOwnMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<MediaAttachmentRow> {
+  const row = id && isIdLike(id) ? await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).where("account_id", "=", account.id).executeTakeFirst() : undefined;
+  if (!row) throw new NotFound();
+  return row;
+}
+
 /** One of the viewer's media not yet attached to a status (GET/PUT /api/v1/media/:id), or 404. */
 export async function findOwnUnattachedMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<MediaAttachmentRow> {
-  const row = id ? await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).where("account_id", "=", account.id).executeTakeFirst() : undefined;
-  if (!row || row.status_id || row.scheduled_status_id) throw new NotFound();
+  const row = await findOwnMedia(ctx, account, id);
+  if (row.status_id || row.scheduled_status_id) throw new NotFound();
   return row;
+}
+
+/** Deletes one of the viewer's unattached media (DELETE /api/v1/media/:id); attached ones are refused. */
+export async function deleteOwnMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<void> {
+  const media = await findOwnMedia(ctx, account, id);
+  if (media.status_id || media.scheduled_status_id) throw new Unprocessable("Media attachment is currently used by a status");
+  await destroyMedia(ctx, [media]);
 }
 
 export async function updateMedia(ctx: Ctx, media: MediaAttachmentRow, params: { description?: string; focus?: string }): Promise<MediaAttachmentRow> {

@@ -1,17 +1,17 @@
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
+import { encodeMediaOrder, mediaOrder, pollOptions } from "../../db/columns.ts";
 import { newId } from "../../db/ids.ts";
 import type { Database, MediaAttachmentRow, PollRow, StatusRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { formatText } from "../../text/format.ts";
-import { pollOptions } from "../../entities/poll.ts";
 import { insertPoll } from "../polls/create.ts";
 import { parseFocus } from "../media/focus.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
-import { hasPreviewableLink } from "./create.ts";
+import { hasPreviewableLink } from "./links.ts";
+import { prepareContent } from "./prepare.ts";
 import { detachCard } from "../cards/fetch.ts";
-import { checkContent, effectiveText, loadAttachableMedia, normalizeLanguage, type PollParams } from "./validate.ts";
+import { normalizeLanguage, type PollParams } from "./validate.ts";
 
 export interface MediaAttribute {
   id: string;
@@ -31,10 +31,6 @@ export interface EditStatusParams {
   poll?: PollParams;
 }
 
-function mediaOrder(status: StatusRow): string[] {
-  return status.ordered_media_attachment_ids ? (JSON.parse(status.ordered_media_attachment_ids) as string[]) : [];
-}
-
 /** A snapshot of the status as it reads now, for the edit history. */
 async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Promise<void> {
   const order = mediaOrder(status);
@@ -51,7 +47,7 @@ async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Pr
       spoiler_text: status.spoiler_text,
       sensitive: status.sensitive,
       language: status.language,
-      ordered_media_attachment_ids: order.length ? JSON.stringify(order) : null,
+      ordered_media_attachment_ids: encodeMediaOrder(order),
       media_descriptions: order.length ? JSON.stringify(order.map((id) => media.find((m) => m.id === id)?.description ?? null)) : null,
       poll_options: poll ? poll.options : null,
       created_at: at,
@@ -73,12 +69,14 @@ function keepsVotes(current: PollRow, next: PollParams): boolean {
 export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatusParams): Promise<StatusRow> {
   const db = ctx.db.kysely;
   const mediaIds = [...new Set(params.mediaIds ?? mediaOrder(status))];
-  // A warning with no text becomes the text, as when posting.
-  const { text, spoilerText } = effectiveText(params.text ?? status.text, params.spoilerText ?? status.spoiler_text, mediaIds);
   const currentPoll = status.poll_id ? await db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst() : undefined;
-  // An edit follows the rules of a new post (text or media, length, poll limits).
-  checkContent({ text, spoilerText, mediaIds, poll: params.poll });
-  const media = await loadAttachableMedia(db, status.account_id, mediaIds, { statusId: status.id });
+  // An edit follows the rules of a new post (a warning alone becomes the text; length, media, poll limits).
+  const { text, spoilerText, media, formatted } = await prepareContent(
+    ctx,
+    status.account_id,
+    { text: params.text ?? status.text, spoilerText: params.spoilerText ?? status.spoiler_text, mediaIds, poll: params.poll },
+    { statusId: status.id },
+  );
   const focusById = new Map(params.mediaAttributes.map((a) => [a.id, parseFocus(a.focus)]));
   for (const attribute of params.mediaAttributes) {
     if (!media.some((m) => m.id === attribute.id)) throw new ValidationFailed(`Media ${attribute.id} is not attached to this post`);
@@ -86,7 +84,6 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
       throw new ValidationFailed(`Description is too long (maximum is ${LIMITS.media.descriptionLimit} characters)`);
     }
   }
-  const formatted = await formatText(ctx, text, { multiline: true });
   const now = new Date();
   const nowIso = now.toISOString();
 
@@ -150,7 +147,7 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
         spoiler_text: spoilerText,
         sensitive: (params.sensitive ?? status.sensitive) || spoilerText.trim() !== "",
         language: params.language !== undefined ? (normalizeLanguage(params.language) ?? status.language) : status.language,
-        ordered_media_attachment_ids: mediaIds.length ? JSON.stringify(mediaIds) : null,
+        ordered_media_attachment_ids: encodeMediaOrder(mediaIds),
         poll_id: pollId,
         edited_at: nowIso,
         updated_at: nowIso,

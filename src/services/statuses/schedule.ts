@@ -1,10 +1,16 @@
 import type { Ctx } from "../../context.ts";
+import { scheduledParams } from "../../db/columns.ts";
 import { newId } from "../../db/ids.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
+import { accountById } from "../../db/queries/accounts.ts";
+import { scheduledStatusById } from "../../db/queries/statuses.ts";
 import type { AccountRow, ScheduledStatusRow } from "../../db/schema.ts";
-import { ApiError, NotFound, ValidationFailed } from "../../errors.ts";
-import { AlreadyPublished, createStatus, rememberIdempotencyKey, replyTarget, type Author, type CreateStatusParams } from "./create.ts";
-import { checkContent, checkVisibility, effectiveText, loadAttachableMedia } from "./validate.ts";
+import { Forbidden, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { userSettings } from "../accounts/settings.ts";
+import { createStatus } from "./create.ts";
+import { AlreadyPublished } from "./errors.ts";
+import { rememberIdempotencyKey } from "./idempotency.ts";
+import { prepareStatus, type Author, type StatusParams } from "./prepare.ts";
 
 /** A scheduled status must be at least this far ahead. */
 export const MINIMUM_LEAD_MS = 5 * 60 * 1000;
@@ -23,19 +29,24 @@ export interface ScheduledParams {
   poll: { options: string[]; expires_in: number; multiple: boolean; hide_totals: boolean } | null;
   idempotency: string | null;
   in_reply_to_id: string | null;
-  /** A string: Rookery's IDs exceed what a JSON number holds exactly (docs/compatibility.md). */
+  /** Stored as a decimal string; the API writes it as a JSON number with every digit. */
   application_id: string | null;
   with_rate_limit: boolean;
+  /** Mastodon's mention safeguard, checked again when the post is published. */
+  allowed_mentions?: string[];
 }
 
 export type SchedulingDecision = { kind: "now" } | { kind: "later"; at: Date };
 
-/** When `scheduled_at` asks for: now (past times), later (≥ 5 minutes ahead), or 422 in between. */
-export function decideSchedule(value: string, now = Date.now()): SchedulingDecision {
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw new ValidationFailed("Scheduled at is not a valid date");
-  if (at.getTime() <= now) return { kind: "now" };
-  if (at.getTime() < now + MINIMUM_LEAD_MS) throw new ValidationFailed("Scheduled at date must be in the future");
+const TOO_SOON = "Scheduled at The scheduled date must be in the future";
+
+/**
+ * When `scheduled_at` (already parsed) asks for: now (absent or past), later (≥ 5 minutes ahead),
+ * or 422 in between — the same text as rescheduling, as Mastodon answers.
+ */
+export function decideSchedule(at: Date | undefined, now = Date.now()): SchedulingDecision {
+  if (!at || at.getTime() <= now) return { kind: "now" };
+  if (at.getTime() < now + MINIMUM_LEAD_MS) throw new ValidationFailed(TOO_SOON);
   return { kind: "later", at };
 }
 
@@ -49,31 +60,29 @@ async function checkLimits(ctx: Ctx, accountId: string, at: Date): Promise<void>
 }
 
 /**
- * Schedules a status: the whole post is checked now (text, media, poll, reply target), its media
- * are reserved for it, and a job publishes it at `at`.
+ * Schedules a status: the whole post is checked now (text, media, poll, reply target, mentions),
+ * its media are reserved for it, and a job publishes it at `at`.
  */
-export async function scheduleStatus(ctx: Ctx, author: Author, params: CreateStatusParams, at: Date, idempotencyKey?: string): Promise<ScheduledStatusRow> {
-  const effective = effectiveText(params.text, params.spoilerText, params.mediaIds);
-  checkContent({ text: effective.text, spoilerText: effective.spoilerText, mediaIds: params.mediaIds, poll: params.poll });
-  checkVisibility(params.visibility);
-  await replyTarget(ctx, author.account, params.inReplyToId);
-  const media = await loadAttachableMedia(ctx.db.kysely, author.account.id, params.mediaIds);
+export async function scheduleStatus(ctx: Ctx, author: Author, params: StatusParams, at: Date, idempotencyKey?: string): Promise<ScheduledStatusRow> {
+  const draft = await prepareStatus(ctx, author, params);
   await checkLimits(ctx, author.account.id, at);
   const settings = userSettings(author.user);
+  const poll = params.poll;
   const stored: ScheduledParams = {
     text: params.text,
     media_ids: params.mediaIds.length ? params.mediaIds : null,
     sensitive: params.sensitive ?? null,
     spoiler_text: params.spoilerText || null,
-    visibility: params.visibility ?? settings.default_privacy,
+    visibility: params.visibility || settings.default_privacy,
     language: params.language ?? null,
     scheduled_at: null,
-    poll: params.poll ? { options: params.poll.options, expires_in: params.poll.expiresIn ?? 0, multiple: params.poll.multiple, hide_totals: params.poll.hideTotals } : null,
+    poll: poll ? { options: poll.options, expires_in: poll.expiresIn ?? 0, multiple: poll.multiple, hide_totals: poll.hideTotals } : null,
     // Mastodon does not echo the key (it is kept apart, for one hour).
     idempotency: null,
     in_reply_to_id: params.inReplyToId ?? null,
     application_id: author.applicationId,
     with_rate_limit: false,
+    ...(params.allowedMentions ? { allowed_mentions: params.allowedMentions } : {}),
   };
   const id = newId();
   return ctx.db.kysely.transaction().execute(async (tx) => {
@@ -82,7 +91,7 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: CreateSta
       .values({ id, account_id: author.account.id, scheduled_at: at.toISOString(), params: JSON.stringify(stored), created_at: new Date().toISOString() })
       .returningAll()
       .executeTakeFirstOrThrow();
-    if (media.length) await tx.updateTable("media_attachments").set({ scheduled_status_id: id }).where("id", "in", media.map((m) => m.id)).execute();
+    if (draft.media.length) await tx.updateTable("media_attachments").set({ scheduled_status_id: id }).where("id", "in", draft.media.map((m) => m.id)).execute();
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { scheduledStatusId: id });
     await ctx.jobs.enqueueWith(tx, "scheduled_statuses.publish", { id }, { runAt: at });
     return row;
@@ -90,17 +99,19 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: CreateSta
 }
 
 export async function findOwnScheduledStatus(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<ScheduledStatusRow> {
-  const row = id ? await ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("id", "=", id).where("account_id", "=", account.id).executeTakeFirst() : undefined;
-  if (!row) throw new NotFound();
+  const row = await scheduledStatusById(ctx.db.kysely, id);
+  if (!row || row.account_id !== account.id) throw new NotFound();
   return row;
 }
 
+/** The account's scheduled statuses, a page of them (newest ID first). */
+export async function listScheduledStatuses(ctx: Ctx, account: AccountRow, page: PageParams): Promise<ScheduledStatusRow[]> {
+  return fetchPage(ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("account_id", "=", account.id), "id", page);
+}
+
 /** Moves a scheduled status to a new time (at least five minutes ahead); the old job then finds nothing due. */
-export async function rescheduleStatus(ctx: Ctx, row: ScheduledStatusRow, value: string | undefined): Promise<ScheduledStatusRow> {
-  const at = value ? new Date(value) : new Date(Number.NaN);
-  if (Number.isNaN(at.getTime()) || at.getTime() < Date.now() + MINIMUM_LEAD_MS) {
-    throw new ValidationFailed("Scheduled at The scheduled date must be in the future");
-  }
+export async function rescheduleStatus(ctx: Ctx, row: ScheduledStatusRow, at: Date | undefined): Promise<ScheduledStatusRow> {
+  if (!at || at.getTime() < Date.now() + MINIMUM_LEAD_MS) throw new ValidationFailed(TOO_SOON);
   return ctx.db.kysely.transaction().execute(async (tx) => {
     const updated = await tx.updateTable("scheduled_statuses").set({ scheduled_at: at.toISOString() }).where("id", "=", row.id).returningAll().executeTakeFirstOrThrow();
     await ctx.jobs.enqueueWith(tx, "scheduled_statuses.publish", { id: row.id }, { runAt: at });
@@ -117,7 +128,23 @@ export async function cancelScheduledStatus(ctx: Ctx, row: ScheduledStatusRow): 
 }
 
 export function storedParams(row: ScheduledStatusRow): ScheduledParams {
-  return JSON.parse(row.params);
+  return scheduledParams<ScheduledParams>(row);
+}
+
+/** The post a scheduled status stands for, as `prepareStatus` takes it. */
+function paramsOf(stored: ScheduledParams): StatusParams {
+  const poll = stored.poll;
+  return {
+    text: stored.text,
+    mediaIds: stored.media_ids ?? [],
+    poll: poll ? { options: poll.options, expiresIn: poll.expires_in, multiple: poll.multiple, hideTotals: poll.hide_totals } : undefined,
+    inReplyToId: stored.in_reply_to_id ?? undefined,
+    sensitive: stored.sensitive ?? undefined,
+    spoilerText: stored.spoiler_text ?? "",
+    visibility: stored.visibility ?? undefined,
+    language: stored.language ?? undefined,
+    allowedMentions: stored.allowed_mentions,
+  };
 }
 
 /**
@@ -126,41 +153,34 @@ export function storedParams(row: ScheduledStatusRow): ScheduledParams {
  * longer passes the rules (reply target gone, account disabled) is dropped, as Mastodon does.
  */
 export async function publishScheduledStatus(ctx: Ctx, id: string, now = Date.now()): Promise<"published" | "not-due" | "gone" | "dropped"> {
-  const row = await ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("id", "=", id).executeTakeFirst();
+  const row = await scheduledStatusById(ctx.db.kysely, id);
   if (!row) return "gone";
   if (Date.parse(row.scheduled_at) > now) return "not-due";
   const user = await ctx.db.kysely.selectFrom("users").selectAll().where("account_id", "=", row.account_id).executeTakeFirst();
-  const account = await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "=", row.account_id).executeTakeFirst();
+  const account = await accountById(ctx.db.kysely, row.account_id);
   const params = storedParams(row);
   const drop = async () => {
     await cancelScheduledStatus(ctx, row);
     return "dropped" as const;
   };
   if (!user || !account || user.disabled || account.suspended_at) return drop();
+  const author = { account, user, applicationId: params.application_id };
   try {
-    await createStatus(
-      ctx,
-      { account, user, applicationId: params.application_id },
-      {
-        scheduledStatusId: row.id,
-        text: params.text,
-        mediaIds: params.media_ids ?? [],
-        poll: params.poll ? { options: params.poll.options, expiresIn: params.poll.expires_in, multiple: params.poll.multiple, hideTotals: params.poll.hide_totals } : undefined,
-        inReplyToId: params.in_reply_to_id ?? undefined,
-        sensitive: params.sensitive ?? undefined,
-        spoilerText: params.spoiler_text ?? "",
-        visibility: params.visibility ?? undefined,
-        language: params.language ?? undefined,
-      },
-    );
+    const draft = await prepareStatus(ctx, author, paramsOf(params), { scheduledStatusId: row.id });
+    await createStatus(ctx, author, draft, { scheduledStatusId: row.id });
     return "published";
   } catch (error) {
     if (error instanceof AlreadyPublished) return "gone";
-    if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
+    if (isRefusal(error)) {
       // Another worker may have published it meanwhile (its media then look taken): not a refusal.
       const still = await ctx.db.kysely.selectFrom("scheduled_statuses").select("id").where("id", "=", row.id).executeTakeFirst();
       return still ? drop() : "gone";
     }
     throw error;
   }
+}
+
+/** The post breaks a rule now (reply target gone, media taken, mention refused): it cannot be published. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof Unprocessable || error instanceof NotFound || error instanceof Forbidden;
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { isIdLike } from "../../db/ids.ts";
 import type { Database, MediaAttachmentRow } from "../../db/schema.ts";
 import { Unprocessable, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -89,7 +90,9 @@ export async function loadAttachableMedia(
 ): Promise<MediaAttachmentRow[]> {
   if (ids.length === 0) return [];
   const unique = [...new Set(ids)];
-  const rows = await db.selectFrom("media_attachments").selectAll().where("id", "in", unique).where("account_id", "=", accountId).execute();
+  // Values that cannot be IDs are simply missing (PostgreSQL would refuse them in a bigint comparison).
+  const valid = unique.filter(isIdLike);
+  const rows = valid.length ? await db.selectFrom("media_attachments").selectAll().where("id", "in", valid).where("account_id", "=", accountId).execute() : [];
   const usable = rows.filter(
     (r) => (r.scheduled_status_id === null || r.scheduled_status_id === owner.scheduledStatusId) && (r.status_id === null || r.status_id === owner.statusId),
   );

@@ -1,6 +1,6 @@
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
-import { fetchPage, type PageParams } from "../../api/pagination.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
 
 export interface PublicTimelineOptions {
   /** Only statuses of this server. */

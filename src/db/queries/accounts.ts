@@ -1,0 +1,19 @@
+/** Named lookups of account rows (see db/queries/statuses.ts for the conventions). */
+import type { Kysely } from "kysely";
+import { isIdLike } from "../ids.ts";
+import type { AccountRow, Database } from "../schema.ts";
+import { idsOnly } from "./statuses.ts";
+
+export async function accountById(db: Kysely<Database>, id: string | undefined): Promise<AccountRow | undefined> {
+  if (!id || !isIdLike(id)) return undefined;
+  return db.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The accounts of `ids` that exist, in no particular order; `activeOnly` leaves suspended ones out. */
+export async function accountsByIds(db: Kysely<Database>, ids: readonly string[], options: { activeOnly?: boolean } = {}): Promise<AccountRow[]> {
+  const valid = idsOnly(ids);
+  if (valid.length === 0) return [];
+  let query = db.selectFrom("accounts").selectAll().where("id", "in", valid);
+  if (options.activeOnly) query = query.where("suspended_at", "is", null);
+  return query.execute();
+}

@@ -1,0 +1,46 @@
+/** scripts/check_layers.ts: the one-way layers are enforced by `npm run check`. */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+
+const script = join(import.meta.dirname, "..", "scripts", "check_layers.ts");
+
+function run(root?: string) {
+  return spawnSync(process.execPath, [script, ...(root ? [root] : [])], { encoding: "utf8" });
+}
+
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "rookery-layers-"));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+test("the project's own tree keeps the layers", () => {
+  const result = run();
+  assert.equal(result.status, 0, result.stderr);
+});
+
+test("an import from a service into the HTTP edge and a query in a route module are refused", () => {
+  const root = tree({
+    "src/services/statuses/find.ts": 'import { userOf } from "../../api/auth.ts";\nexport const x = userOf;\n',
+    "src/entities/thing.ts": 'import { page } from "../web/render.ts";\n',
+    "src/api/v1/things.ts": 'const rows = await ctx.db.kysely\n  .selectFrom("statuses")\n  .selectAll();\n',
+    "src/api/v1/fine.ts": 'import { statusById } from "../../db/queries/statuses.ts";\n',
+  });
+  try {
+    const result = run(root);
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /src\/services\/statuses\/find\.ts:1: services\/ imports from api\//);
+    assert.match(result.stderr, /src\/entities\/thing\.ts:1: entities\/ imports from web\//);
+    assert.match(result.stderr, /src\/api\/v1\/things\.ts:2: a query in a route module/);
+    assert.doesNotMatch(result.stderr, /fine\.ts/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -10,6 +10,8 @@ import {
   createTestServer,
   describeAuth,
   follow,
+  mute,
+  requestFollow,
   get,
   postStatus,
   request,
@@ -18,6 +20,7 @@ import {
   statusJson,
   unblock,
   unfollow,
+  unmute,
   uploadImage,
   type StandardData,
   type TestServer,
@@ -35,7 +38,7 @@ describe("the social graph helpers", () => {
     const account = await accountJson(server, id);
     return [account.followers_count, account.following_count];
   };
-  const rows = async (table: "follows" | "blocks", from: string, to: string) => {
+  const rows = async (table: "follows" | "blocks" | "follow_requests" | "mutes", from: string, to: string) => {
     const found = await server.ctx.db.kysely
       .selectFrom(table)
       .select("id")
@@ -46,6 +49,7 @@ describe("the social graph helpers", () => {
   };
   const follows = (from: string, to: string) => rows("follows", from, to);
   const blocks = (from: string, to: string) => rows("blocks", from, to);
+  const requests = (from: string, to: string) => rows("follow_requests", from, to);
 
   test("standardAccounts is made once per server", async () => {
     const first = await standardAccounts(server.ctx);
@@ -102,6 +106,60 @@ describe("the social graph helpers", () => {
     assert.deepEqual(await counts(carol), [0, 0]);
   });
 
+  test("requestFollow waits: no follow, no counters; follow accepts it, unfollow withdraws it", async () => {
+    const { bob, lucy } = await standardAccounts(server.ctx);
+    await requestFollow(server, bob, lucy);
+    await requestFollow(server, bob, lucy, { showReblogs: false });
+    assert.equal(await requests(bob.account.id, lucy.account.id), 1);
+    assert.equal(await follows(bob.account.id, lucy.account.id), 0);
+    assert.deepEqual(await counts(lucy), [0, 0]);
+    const request = await server.ctx.db.kysely
+      .selectFrom("follow_requests")
+      .selectAll()
+      .where("account_id", "=", bob.account.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(request.show_reblogs, false);
+    await follow(server, bob, lucy);
+    assert.equal(await requests(bob.account.id, lucy.account.id), 0);
+    assert.deepEqual(await counts(lucy), [1, 0]);
+    await unfollow(server, bob, lucy);
+    await requestFollow(server, bob, lucy);
+    await unfollow(server, bob, lucy);
+    assert.equal(await requests(bob.account.id, lucy.account.id), 0);
+    assert.deepEqual(await counts(lucy), [0, 0]);
+  });
+
+  test("a block withdraws follow requests both ways", async () => {
+    const { admin, carol } = await standardAccounts(server.ctx);
+    await requestFollow(server, admin, carol);
+    await requestFollow(server, carol, admin);
+    await block(server, carol, admin);
+    assert.equal(await requests(admin.account.id, carol.account.id), 0);
+    assert.equal(await requests(carol.account.id, admin.account.id), 0);
+    await unblock(server, carol, admin);
+  });
+
+  test("mute stores notifications and expiry, muting again replaces them; unmute lifts it", async () => {
+    const { alice, rita } = await standardAccounts(server.ctx);
+    const mutes = server.ctx.db.kysely.selectFrom("mutes").selectAll();
+    const row = () => mutes.where("account_id", "=", alice.account.id).executeTakeFirst();
+    await mute(server, alice, rita);
+    const forever = await row();
+    // Boolean(): SQLite hands this flag back as 1/0 while hide_notifications is missing from
+    // BOOLEAN_COLUMNS (src/db/schema.ts); reported to the lead.
+    assert.equal(Boolean(forever?.hide_notifications), true);
+    assert.equal(forever?.expires_at, null);
+    const before = Date.now();
+    await mute(server, alice, rita, { notifications: false, duration: 3600 });
+    const timed = await row();
+    assert.equal(Boolean(timed?.hide_notifications), false);
+    const expires = Date.parse(String(timed?.expires_at));
+    assert.ok(expires >= before + 3_600_000 && expires <= Date.now() + 3_600_000, String(timed?.expires_at));
+    assert.equal(await rows("mutes", alice.account.id, rita.id), 1);
+    await unmute(server, alice, rita);
+    assert.equal(await row(), undefined);
+  });
+
   test("uploadImage stores an unattached image with its description and focus", async () => {
     const { alice } = await standardAccounts(server.ctx);
     const options = { width: 40, height: 20, format: "jpeg", description: "wide", focus: "0.5,-0.5" } as const;
@@ -142,6 +200,19 @@ describe("the standard data set", () => {
   test("is built once per server, on the standard accounts", async () => {
     assert.equal(await standardData(server), data);
     assert.equal(data.alice, (await standardAccounts(server.ctx)).alice);
+  });
+
+  test("bob's request to follow lucy waits, and bob mutes carol", async () => {
+    const pending = await server.ctx.db.kysely.selectFrom("follow_requests").selectAll().execute();
+    assert.deepEqual(
+      pending.map((r) => [r.account_id, r.target_account_id]),
+      [[data.bob.account.id, data.lucy.account.id]],
+    );
+    const mutes = await server.ctx.db.kysely.selectFrom("mutes").selectAll().execute();
+    assert.deepEqual(
+      mutes.map((m) => [m.account_id, m.target_account_id, m.expires_at]),
+      [[data.bob.account.id, data.carol.account.id, null]],
+    );
   });
 
   test("follows and blocks, with their counters", async () => {

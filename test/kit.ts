@@ -21,8 +21,12 @@
  *     bob → alice        so bob reads alice's private status
  *     rita → alice       a remote follower
  *     carol → lucy       an accepted follower of the locked account
+ *   follow requests (pending)
+ *     bob → lucy         lucy has not answered yet: bob does not follow her
  *   blocks
  *     carol ⊘ rita
+ *   mutes
+ *     bob mutes carol    for good, notifications included
  *   statuses, all by alice, oldest first
  *     alicePublic        "Hello from alice #introduction", public
  *     aliceUnlisted      "Quietly unlisted", unlisted
@@ -33,7 +37,6 @@
  *     aliceUnattached    alice's image (PNG 32×24) described "A teal rectangle", attached to nothing
  *   emoji
  *     blobcat            a local custom emoji, visible in the picker
- * Not there yet: mutes and pending follow requests (the database has no tables for them).
  *
  * Rows in `TestUser.account` are snapshots taken when the user was made: read counters and flags
  * that helpers change through the API (`accountJson`) or the database.
@@ -336,8 +339,9 @@ export interface FollowOptions {
 }
 
 /**
- * `follower` follows `target` (already accepted, also for a locked target: there are no follow
- * requests yet). Following twice is a no-op; both accounts' counters move once, as Mastodon's do.
+ * `follower` follows `target`, accepted at once, also when the target is locked (a pending request
+ * between them is taken as accepted; `requestFollow` makes one that waits). Following twice is a
+ * no-op; both accounts' counters move once, as Mastodon's do.
  */
 export async function follow(
   server: TestServer,
@@ -349,6 +353,7 @@ export async function follow(
   const to = accountOf(target);
   const now = new Date().toISOString();
   await server.ctx.db.kysely.transaction().execute(async (tx) => {
+    await withdrawFollowRequest(tx, from, to);
     const inserted = await tx
       .insertInto("follows")
       .values({
@@ -370,6 +375,14 @@ export async function follow(
   });
 }
 
+async function withdrawFollowRequest(tx: Transaction<Database>, from: AccountRow, to: AccountRow) {
+  await tx
+    .deleteFrom("follow_requests")
+    .where("account_id", "=", from.id)
+    .where("target_account_id", "=", to.id)
+    .execute();
+}
+
 /** The follower's following_count and the target's followers_count move by `by`. */
 async function moveFollowCounters(tx: Transaction<Database>, from: AccountRow, to: AccountRow, by: 1 | -1) {
   await tx
@@ -384,11 +397,15 @@ async function moveFollowCounters(tx: Transaction<Database>, from: AccountRow, t
     .execute();
 }
 
-/** `follower` stops following `target`; the counters move back. Not following is a no-op. */
+/**
+ * `follower` stops following `target` (a pending request is withdrawn); the counters move back.
+ * Not following is a no-op.
+ */
 export async function unfollow(server: TestServer, follower: AnyAccount, target: AnyAccount): Promise<void> {
   const from = accountOf(follower);
   const to = accountOf(target);
   await server.ctx.db.kysely.transaction().execute(async (tx) => {
+    await withdrawFollowRequest(tx, from, to);
     const removed = await tx
       .deleteFrom("follows")
       .where("account_id", "=", from.id)
@@ -400,7 +417,10 @@ export async function unfollow(server: TestServer, follower: AnyAccount, target:
   });
 }
 
-/** `blocker` blocks `target`. As in Mastodon, a follow in either direction ends. Blocking twice is a no-op. */
+/**
+ * `blocker` blocks `target`. As in Mastodon, follows and follow requests in either direction end.
+ * Blocking twice is a no-op.
+ */
 export async function block(server: TestServer, blocker: AnyAccount, target: AnyAccount): Promise<void> {
   const from = accountOf(blocker);
   const to = accountOf(target);
@@ -416,6 +436,74 @@ export async function block(server: TestServer, blocker: AnyAccount, target: Any
       created_at: new Date().toISOString(),
     })
     .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
+    .execute();
+}
+
+/**
+ * `follower` asks to follow `target` and waits for approval (a locked account's pending request):
+ * no follow, no counters. Asking again updates the request's settings.
+ */
+export async function requestFollow(
+  server: TestServer,
+  follower: AnyAccount,
+  target: AnyAccount,
+  options: FollowOptions = {},
+): Promise<void> {
+  const from = accountOf(follower);
+  const to = accountOf(target);
+  const now = new Date().toISOString();
+  const settings = {
+    show_reblogs: options.showReblogs ?? true,
+    notify: options.notify ?? false,
+    languages: options.languages ? JSON.stringify(options.languages) : null,
+    updated_at: now,
+  };
+  await server.ctx.db.kysely
+    .insertInto("follow_requests")
+    .values({ id: newId(), account_id: from.id, target_account_id: to.id, uri: null, created_at: now, ...settings })
+    .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doUpdateSet(settings))
+    .execute();
+}
+
+export interface MuteOptions {
+  /** Hide notifications from the muted account too (default true, as Mastodon). */
+  notifications?: boolean;
+  /** Seconds until the mute ends by itself; absent or 0: never. */
+  duration?: number;
+}
+
+/** `muter` mutes `target`; muting again replaces the settings, as Mastodon does. */
+export async function mute(
+  server: TestServer,
+  muter: AnyAccount,
+  target: AnyAccount,
+  options: MuteOptions = {},
+): Promise<void> {
+  const now = new Date();
+  const settings = {
+    hide_notifications: options.notifications ?? true,
+    expires_at: options.duration ? new Date(now.getTime() + options.duration * 1000).toISOString() : null,
+    updated_at: now.toISOString(),
+  };
+  await server.ctx.db.kysely
+    .insertInto("mutes")
+    .values({
+      id: newId(),
+      account_id: accountOf(muter).id,
+      target_account_id: accountOf(target).id,
+      created_at: now.toISOString(),
+      ...settings,
+    })
+    .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doUpdateSet(settings))
+    .execute();
+}
+
+/** `muter` lifts a mute of `target`; not muting is a no-op. */
+export async function unmute(server: TestServer, muter: AnyAccount, target: AnyAccount): Promise<void> {
+  await server.ctx.db.kysely
+    .deleteFrom("mutes")
+    .where("account_id", "=", accountOf(muter).id)
+    .where("target_account_id", "=", accountOf(target).id)
     .execute();
 }
 
@@ -603,7 +691,9 @@ async function makeStandardData(server: TestServer): Promise<StandardData> {
   await follow(server, bob, alice);
   await follow(server, rita, alice);
   await follow(server, carol, lucy);
+  await requestFollow(server, bob, lucy);
   await block(server, carol, rita);
+  await mute(server, bob, carol);
   const blobcat = await createCustomEmoji(server, "blobcat");
   const alicePublic = await postStatus(server, alice, { status: "Hello from alice #introduction" });
   const aliceUnlisted = await postStatus(server, alice, { status: "Quietly unlisted", visibility: "unlisted" });

@@ -15,8 +15,8 @@
  * Every standard token holds `read write follow push`.
  *
  * The standard data set (`standardData(server)`, built on first use, once per server, so tests that
- * do not ask for it pay nothing). Everything goes through the app (HTTP) except the social graph,
- * which is stored the way the app would store it (see `follow`):
+ * do not ask for it pay nothing). Statuses and media go through the app (HTTP); the social graph and
+ * the emoji are stored the way the app would store them (see `follow`):
  *   follows
  *     bob → alice        so bob reads alice's private status
  *     rita → alice       a remote follower

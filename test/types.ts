@@ -53,6 +53,8 @@ export interface Account {
   suspended?: true;
   limited?: true;
   memorial?: true;
+  /** Only in GET /api/v1/mutes: when the mute ends (null: never). */
+  mute_expires_at?: string | null;
 }
 
 export interface CredentialAccount extends Account {

@@ -528,6 +528,8 @@ export interface StatusParams {
   spoiler_text?: string;
   language?: string;
   poll?: { options: string[]; expires_in: number | string; multiple?: boolean; hide_totals?: boolean };
+  /** The accounts the client expects to mention; a post that would reach others is refused. */
+  allowed_mentions?: string[];
 }
 
 /**

@@ -5,21 +5,22 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createTestServer, errorOf, get, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  createTestServer,
+  errorOf,
+  get,
+  postStatus,
+  request,
+  standardAccounts,
+  statusRowCount,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
+import type { Status } from "../types.ts";
 
 const UNEXPECTED = "Post would be sent to unexpected accounts";
 const TOO_SOON = "Validation failed: Scheduled at The scheduled date must be in the future";
 const NO_REPLY_TARGET = "The post you are trying to reply to does not appear to exist.";
-
-interface StatusBody {
-  id: string;
-  reblogged?: boolean;
-  favourited?: boolean;
-  bookmarked?: boolean;
-  muted?: boolean;
-  pinned?: boolean;
-  reblog: StatusBody | null;
-}
 
 describe("posting and boosting as clients expect", () => {
   let server: TestServer;
@@ -31,22 +32,15 @@ describe("posting and boosting as clients expect", () => {
   after(() => server.close());
 
   const post = (token: string, json: Record<string, unknown>) => request(server.app, "POST", "/api/v1/statuses", { token, json });
-  const posted = async (token: string, json: Record<string, unknown>): Promise<StatusBody> => {
-    const res = await post(token, json);
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json();
-  };
-  const action = async (token: string, id: string, name: string): Promise<StatusBody> => {
+  const action = async (token: string, id: string, name: string): Promise<Status> => {
     const res = await request(server.app, "POST", `/api/v1/statuses/${id}/${name}`, { token });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json();
+    return res.json<Status>();
   };
-  const statusCount = async (accountId: string) =>
-    (await server.ctx.db.kysely.selectFrom("statuses").select("id").where("account_id", "=", accountId).execute()).length;
 
   describe("the boost answer", () => {
     test("the wrapper carries reblogged, favourited, bookmarked and muted of the boosted status", async () => {
-      const original = await posted(a.alice.token, { status: "boost me" });
+      const original = await postStatus(server, a.alice, { status: "boost me" });
       await action(a.bob.token, original.id, "favourite");
       await action(a.bob.token, original.id, "bookmark");
       await action(a.bob.token, original.id, "mute");
@@ -62,7 +56,7 @@ describe("posting and boosting as clients expect", () => {
     });
 
     test("boosting again answers the same boost, still marked as boosted", async () => {
-      const original = await posted(a.alice.token, { status: "twice" });
+      const original = await postStatus(server, a.alice, { status: "twice" });
       const first = await action(a.carol.token, original.id, "reblog");
       const second = await action(a.carol.token, original.id, "reblog");
       assert.equal(second.id, first.id);
@@ -71,7 +65,7 @@ describe("posting and boosting as clients expect", () => {
     });
 
     test("one's own boost of one's own post: no pinned flag on the wrapper, pinned on the original", async () => {
-      const original = await posted(a.alice.token, { status: "mine" });
+      const original = await postStatus(server, a.alice, { status: "mine" });
       await action(a.alice.token, original.id, "pin");
       const boost = await action(a.alice.token, original.id, "reblog");
       assert.equal(boost.reblogged, true);
@@ -80,36 +74,36 @@ describe("posting and boosting as clients expect", () => {
     });
 
     test("reading the boost later shows the same flags", async () => {
-      const original = await posted(a.alice.token, { status: "read later" });
+      const original = await postStatus(server, a.alice, { status: "read later" });
       const boost = await action(a.bob.token, original.id, "reblog");
-      const read: StatusBody = (await get(server.app, `/api/v1/statuses/${boost.id}`, a.bob.token)).json();
+      const read = (await get(server.app, `/api/v1/statuses/${boost.id}`, a.bob.token)).json<Status>();
       assert.equal(read.reblogged, true);
       assert.equal(read.favourited, false);
-      const stranger: StatusBody = (await get(server.app, `/api/v1/statuses/${boost.id}`, a.carol.token)).json();
+      const stranger = (await get(server.app, `/api/v1/statuses/${boost.id}`, a.carol.token)).json<Status>();
       assert.equal(stranger.reblogged, false);
     });
   });
 
   describe("allowed_mentions", () => {
     test("a mention outside the list is refused with the unexpected accounts, and nothing is posted", async () => {
-      const before = await statusCount(a.alice.account.id);
+      const before = await statusRowCount(server, a.alice);
       const res = await post(a.alice.token, { status: "hi @bob and @carol", allowed_mentions: [a.bob.account.id] });
       assert.deepEqual(errorOf(res), [422, UNEXPECTED]);
       const body = res.json() as { unexpected_accounts: Array<{ id: string; acct: string }> };
       assert.deepEqual(body.unexpected_accounts.map((x) => x.acct), ["carol"]);
       assert.equal(body.unexpected_accounts[0].id, a.carol.account.id);
-      assert.equal(await statusCount(a.alice.account.id), before);
+      assert.equal(await statusRowCount(server, a.alice), before);
     });
 
     test("mentions inside the list are posted", async () => {
-      const ok = await posted(a.alice.token, { status: "hi @bob and @carol", allowed_mentions: [a.carol.account.id, a.bob.account.id] });
+      const ok = await postStatus(server, a.alice, { status: "hi @bob and @carol", allowed_mentions: [a.carol.account.id, a.bob.account.id] });
       assert.ok(ok.id);
     });
 
     test("an empty list refuses any mention; no list at all allows every mention", async () => {
       assert.deepEqual(errorOf(await post(a.alice.token, { status: "hi @bob", allowed_mentions: [] })), [422, UNEXPECTED]);
-      assert.ok((await posted(a.alice.token, { status: "no mentions", allowed_mentions: [] })).id);
-      assert.ok((await posted(a.alice.token, { status: "hi @bob" })).id);
+      assert.ok((await postStatus(server, a.alice, { status: "no mentions", allowed_mentions: [] })).id);
+      assert.ok((await postStatus(server, a.alice, { status: "hi @bob" })).id);
     });
 
     test("form-encoded allowed_mentions[] work the same; a scheduled post is checked when it is scheduled", async () => {
@@ -151,10 +145,10 @@ describe("posting and boosting as clients expect", () => {
   });
 
   test("a reply to something that is not an ID is a 404 naming the reply target, and nothing is posted", async () => {
-    const before = await statusCount(a.carol.account.id);
+    const before = await statusRowCount(server, a.carol);
     for (const target of ["0", "abc", "99999999999999999999", "-1"]) {
       assert.deepEqual(errorOf(await post(a.carol.token, { status: "reply", in_reply_to_id: target })), [404, NO_REPLY_TARGET], target);
     }
-    assert.equal(await statusCount(a.carol.account.id), before);
+    assert.equal(await statusRowCount(server, a.carol), before);
   });
 });

@@ -145,14 +145,12 @@ describe("the social graph helpers", () => {
     const row = () => mutes.where("account_id", "=", alice.account.id).executeTakeFirst();
     await mute(server, alice, rita);
     const forever = await row();
-    // Boolean(): SQLite hands this flag back as 1/0 while hide_notifications is missing from
-    // BOOLEAN_COLUMNS (src/db/schema.ts); reported to the lead.
-    assert.equal(Boolean(forever?.hide_notifications), true);
+    assert.equal(forever?.hide_notifications, true);
     assert.equal(forever?.expires_at, null);
     const before = Date.now();
     await mute(server, alice, rita, { notifications: false, duration: 3600 });
     const timed = await row();
-    assert.equal(Boolean(timed?.hide_notifications), false);
+    assert.equal(timed?.hide_notifications, false);
     const expires = Date.parse(String(timed?.expires_at));
     assert.ok(expires >= before + 3_600_000 && expires <= Date.now() + 3_600_000, String(timed?.expires_at));
     assert.equal(await rows("mutes", alice.account.id, rita.id), 1);

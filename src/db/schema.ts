@@ -33,6 +33,8 @@ export const BOOLEAN_COLUMNS = new Set([
   "silent",
   "multiple",
   "hide_totals",
+  "hide_notifications",
+  "exclusive",
 ]);
 
 export interface AccountsTable {

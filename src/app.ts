@@ -9,6 +9,7 @@ import healthRoutes from "./api/health.ts";
 import accountRoutes from "./api/v1/accounts.ts";
 import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
+import followRoutes from "./api/v1/follows.ts";
 import profileRoutes from "./api/v1/profile.ts";
 import statusRoutes from "./api/v1/statuses.ts";
 import statusActionRoutes from "./api/v1/status_actions.ts";
@@ -49,6 +50,7 @@ const ROUTES: RouteModule[] = [
   accountRoutes,
   appRoutes,
   emailRoutes,
+  followRoutes,
   profileRoutes,
   statusRoutes,
   statusActionRoutes,

@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { pendingRequestCount } from "../db/queries/relationships.ts";
 import type { AccountRow, UserRoleRow, UserRow } from "../db/schema.ts";
 import { loadEmojisFor, type CustomEmoji } from "./custom_emoji.ts";
 import { escapeHtml } from "../text/escape.ts";
@@ -185,7 +186,7 @@ export async function serializeCredentialAccount(ctx: Ctx, account: AccountRow, 
       language: settings.default_language ?? "",
       note: account.note_text,
       fields: storedFields(account).map((f) => ({ name: f.name, value: f.value, verified_at: f.verified_at ?? null })),
-      follow_requests_count: 0,
+      follow_requests_count: await pendingRequestCount(ctx.db.kysely, account.id),
       hide_collections: account.hide_collections,
       discoverable: account.discoverable,
       indexable: account.indexable,

@@ -10,6 +10,8 @@ import accountRoutes from "./api/v1/accounts.ts";
 import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
 import followRoutes from "./api/v1/follows.ts";
+import blockRoutes from "./api/v1/blocks.ts";
+import endorsementRoutes from "./api/v1/endorsements.ts";
 import profileRoutes from "./api/v1/profile.ts";
 import statusRoutes from "./api/v1/statuses.ts";
 import statusActionRoutes from "./api/v1/status_actions.ts";
@@ -51,6 +53,8 @@ const ROUTES: RouteModule[] = [
   appRoutes,
   emailRoutes,
   followRoutes,
+  blockRoutes,
+  endorsementRoutes,
   profileRoutes,
   statusRoutes,
   statusActionRoutes,

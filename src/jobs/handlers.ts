@@ -5,6 +5,7 @@ import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
 import { publishScheduledStatus } from "../services/statuses/schedule.ts";
 import { fetchCardForStatus } from "../services/cards/fetch.ts";
+import { removeExpiredMutes } from "../services/accounts/hiding.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -31,6 +32,11 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("cards.fetch", async (payload) => {
     await fetchCardForStatus(ctx, (payload as { statusId: string }).statusId);
   });
+  ctx.jobs.register("mutes.expire", async (_payload, _job, now) => {
+    const removed = await removeExpiredMutes(ctx, now);
+    if (removed > 0) ctx.log.info({ removed }, "removed expired mutes");
+  });
+  ctx.jobs.recurring("mutes.expire", HOUR);
   ctx.jobs.register("polls.close", async (payload, _job, now) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId, now.getTime());
   });

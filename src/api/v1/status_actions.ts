@@ -72,7 +72,7 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
       const viewer = req.viewer?.account ?? undefined;
       const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
       const page = pageParams(req.input, 40, 80);
-      const { rows, accounts } = await list(ctx, status.id, page);
+      const { rows, accounts } = await list(ctx, status.id, page, viewer?.id);
       setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.cursor, limit: page.limit, prevParam: "since_id" });
       return serializeAccounts(ctx, accounts);
     });

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
+import { hiddenAccounts } from "../accounts/exclusions.ts";
 import { filterVisible } from "./find.ts";
 
 export interface ContextLimits {
@@ -15,7 +16,8 @@ export const SIGNED_IN_CONTEXT: ContextLimits = { ancestors: 4096, descendants: 
 
 /**
  * The thread around `status`: ancestors oldest first, descendants depth-first (siblings oldest
- * first), each filtered for the viewer. Two recursive queries whatever the thread's size.
+ * first), each filtered for the viewer (visibility, and authors hidden from a signed-in viewer).
+ * Two recursive queries whatever the thread's size.
  */
 export async function statusContext(ctx: Ctx, status: StatusRow, viewerAccountId: string | undefined, limits: ContextLimits): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
   const db = ctx.db.kysely;
@@ -44,7 +46,10 @@ export async function statusContext(ctx: Ctx, status: StatusRow, viewerAccountId
 
   const wanted = [...ancestorIds.map((r) => String(r.id)), ...descendantRows.map((r) => r.id)];
   const rows = wanted.length ? await db.selectFrom("statuses").selectAll().where("id", "in", wanted).execute() : [];
-  const visible = new Map((await filterVisible(ctx, rows, viewerAccountId)).map((r) => [r.id, r]));
+  const readable = await filterVisible(ctx, rows, viewerAccountId);
+  // Posts of accounts the viewer blocks, mutes or whose domain they block leave the thread, as in Mastodon.
+  const hidden = viewerAccountId ? await hiddenAccounts(db, viewerAccountId, readable.map((r) => r.account_id)) : new Set<string>();
+  const visible = new Map(readable.filter((r) => !hidden.has(r.account_id)).map((r) => [r.id, r]));
 
   const ancestors = [...ancestorIds]
     .sort((a, b) => Number(b.depth) - Number(a.depth))

@@ -1,0 +1,162 @@
+/**
+ * Blocks, mutes and a user's own domain blocks (Mastodon's BlockService, MuteService,
+ * AfterBlockDomainFromAccountService). A block ends follows and pending requests both ways; a
+ * domain block ends the follows between the user and that domain's accounts. What they hide is
+ * decided in one place, services/accounts/exclusions.ts.
+ */
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
+import { accountsByIds } from "../../db/queries/accounts.ts";
+import type { AccountRow } from "../../db/schema.ts";
+import { Forbidden, ValidationFailed } from "../../errors.ts";
+import { removeFollow } from "./follow.ts";
+
+/** Blocking or muting oneself makes no sense; Rookery refuses it. */
+function refuseSelf(viewer: AccountRow, target: AccountRow): void {
+  if (viewer.id === target.id) throw new Forbidden();
+}
+
+export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
+  refuseSelf(viewer, target);
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await tx
+      .insertInto("blocks")
+      .values({ id: newId(), account_id: viewer.id, target_account_id: target.id, uri: null, created_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
+      .execute();
+    await removeFollow(tx, viewer.id, target.id);
+    await removeFollow(tx, target.id, viewer.id);
+    await tx
+      .deleteFrom("follow_requests")
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("account_id", "=", viewer.id), eb("target_account_id", "=", target.id)]),
+          eb.and([eb("account_id", "=", target.id), eb("target_account_id", "=", viewer.id)]),
+        ]),
+      )
+      .execute();
+    await tx.deleteFrom("account_pins").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+  });
+}
+
+export async function unblockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
+  await ctx.db.kysely.deleteFrom("blocks").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+}
+
+export interface MuteOptions {
+  /** Hide notifications from the account too (default true). */
+  notifications?: boolean;
+  /** Seconds until the mute ends by itself; 0 or absent: never. */
+  duration?: number;
+}
+
+/** Mutes an account, or changes an existing mute's settings (both are rewritten, as Mastodon does). */
+export async function muteAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow, options: MuteOptions): Promise<void> {
+  refuseSelf(viewer, target);
+  const now = new Date();
+  const duration = options.duration && options.duration > 0 ? Math.min(options.duration, 100 * 365 * 86_400) : 0;
+  const expiresAt = duration ? new Date(now.getTime() + duration * 1000).toISOString() : null;
+  const hide = options.notifications ?? true;
+  await ctx.db.kysely
+    .insertInto("mutes")
+    .values({ id: newId(), account_id: viewer.id, target_account_id: target.id, hide_notifications: hide, expires_at: expiresAt, created_at: now.toISOString(), updated_at: now.toISOString() })
+    .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doUpdateSet({ hide_notifications: hide, expires_at: expiresAt, updated_at: now.toISOString() }))
+    .execute();
+}
+
+export async function unmuteAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
+  await ctx.db.kysely.deleteFrom("mutes").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+}
+
+/** Deletes mutes whose time is up (the `mutes.expire` job); reads already ignore them. */
+export async function removeExpiredMutes(ctx: Ctx, now = new Date()): Promise<number> {
+  const result = await ctx.db.kysely.deleteFrom("mutes").where("expires_at", "is not", null).where("expires_at", "<=", now.toISOString()).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export interface HiddenAccountsPage {
+  /** The page of block or mute rows (the Link header's cursors). */
+  rows: Array<{ id: string; target_account_id: string; expires_at?: string | null }>;
+  /** Their accounts, suspended ones left out, in the same order. */
+  accounts: Array<{ account: AccountRow; expiresAt: string | null }>;
+}
+
+async function pageOf(ctx: Ctx, rows: HiddenAccountsPage["rows"]): Promise<HiddenAccountsPage> {
+  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.target_account_id), { activeOnly: true });
+  const byId = new Map(found.map((a) => [a.id, a]));
+  const accounts = rows.flatMap((r) => {
+    const account = byId.get(r.target_account_id);
+    return account ? [{ account, expiresAt: r.expires_at ?? null }] : [];
+  });
+  return { rows, accounts };
+}
+
+export async function blockedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<HiddenAccountsPage> {
+  const query = ctx.db.kysely.selectFrom("blocks").select(["id", "target_account_id"]).where("account_id", "=", viewer.id);
+  return pageOf(ctx, await fetchPage(query, "id", page));
+}
+
+export async function mutedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<HiddenAccountsPage> {
+  const now = new Date().toISOString();
+  const query = ctx.db.kysely
+    .selectFrom("mutes")
+    .select(["id", "target_account_id", "expires_at"])
+    .where("account_id", "=", viewer.id)
+    .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]));
+  return pageOf(ctx, await fetchPage(query, "id", page));
+}
+
+const DOMAIN = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;
+
+/** A domain as users type it (`Example.COM`, `https://example.com/`), normalized; 422 when it is not one. */
+export function normalizeDomain(value: string | undefined): string {
+  const text = (value ?? "").trim().toLowerCase();
+  if (text === "") throw new ValidationFailed("Domain can't be blank");
+  let host = text;
+  try {
+    host = new URL(text.includes("://") ? text : `https://${text}`).hostname;
+  } catch {
+    throw new ValidationFailed("Domain is not a valid domain name");
+  }
+  if (!DOMAIN.test(host)) throw new ValidationFailed("Domain is not a valid domain name");
+  return host;
+}
+
+/** Blocks a whole domain for the user and ends the follows between them and its accounts. */
+export async function blockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: string | undefined): Promise<void> {
+  const domain = normalizeDomain(rawDomain);
+  if (domain === ctx.config.localDomain.split(":")[0]) throw new ValidationFailed("Domain is not a valid domain name");
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await tx
+      .insertInto("account_domain_blocks")
+      .values({ id: newId(), account_id: viewer.id, domain, created_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(["account_id", "domain"]).doNothing())
+      .execute();
+    const theirs = await tx.selectFrom("accounts").select("id").where("domain", "=", domain).execute();
+    const ids = theirs.map((r) => r.id);
+    if (ids.length === 0) return;
+    const follows = await tx
+      .selectFrom("follows")
+      .select(["account_id", "target_account_id"])
+      .where((eb) =>
+        eb.or([
+          eb.and([eb("account_id", "=", viewer.id), eb("target_account_id", "in", ids)]),
+          eb.and([eb("target_account_id", "=", viewer.id), eb("account_id", "in", ids)]),
+        ]),
+      )
+      .execute();
+    for (const follow of follows) await removeFollow(tx, follow.account_id, follow.target_account_id);
+  });
+}
+
+export async function unblockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: string | undefined): Promise<void> {
+  const domain = normalizeDomain(rawDomain);
+  await ctx.db.kysely.deleteFrom("account_domain_blocks").where("account_id", "=", viewer.id).where("domain", "=", domain).execute();
+}
+
+/** A page of the user's blocked domains, newest first, paged by the block rows' IDs. */
+export async function blockedDomains(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<Array<{ id: string; domain: string }>> {
+  const query = ctx.db.kysely.selectFrom("account_domain_blocks").select(["id", "domain"]).where("account_id", "=", viewer.id);
+  return fetchPage(query, "id", page);
+}

@@ -10,6 +10,7 @@ import accountRoutes from "./api/v1/accounts.ts";
 import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
 import followRoutes from "./api/v1/follows.ts";
+import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
 import endorsementRoutes from "./api/v1/endorsements.ts";
 import profileRoutes from "./api/v1/profile.ts";
@@ -53,6 +54,7 @@ const ROUTES: RouteModule[] = [
   appRoutes,
   emailRoutes,
   followRoutes,
+  accountCollectionRoutes,
   blockRoutes,
   endorsementRoutes,
   profileRoutes,

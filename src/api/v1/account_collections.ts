@@ -1,0 +1,40 @@
+import type { FastifyInstance } from "fastify";
+import type { Ctx } from "../../context.ts";
+import { serializeAccounts } from "../../entities/account.ts";
+import { familiarFollowers, followersOf, followingOf } from "../../services/accounts/collections.ts";
+import { targetAccount } from "../../services/accounts/follow.ts";
+import { findVisibleAccounts } from "../../services/accounts/lookup.ts";
+import { userOf } from "../auth.ts";
+import { pageParams, setLinkHeader } from "../pagination.ts";
+import { toId, toStringArray } from "../params.ts";
+
+/** Familiar followers are asked for a page of accounts at a time. */
+const MAX_FAMILIAR = 40;
+
+/** Followers and following lists, and familiar followers. */
+export default async function accountCollectionRoutes(app: FastifyInstance, ctx: Ctx) {
+  const readAccounts = app.auth({ optional: true, scopes: ["read:accounts"] });
+
+  for (const [name, list] of [
+    ["followers", followersOf],
+    ["following", followingOf],
+  ] as const) {
+    app.get(`/api/v1/accounts/:id/${name}`, { preHandler: readAccounts }, async (req, reply) => {
+      const owner = await targetAccount(ctx, toId(req.input.id));
+      const page = pageParams(req.input, 40, 80);
+      const { rows, accounts } = await list(ctx, owner, req.viewer?.account?.id, page);
+      setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
+      return serializeAccounts(ctx, accounts);
+    });
+  }
+
+  app.get("/api/v1/accounts/familiar_followers", { preHandler: app.auth({ scopes: ["read:follows"], user: true }) }, async (req) => {
+    const viewer = userOf(req);
+    const ids = [...new Set(toStringArray(req.input.id))].slice(0, MAX_FAMILIAR).map((id) => toId(id)).filter((id): id is string => id !== undefined);
+    const targets = (await findVisibleAccounts(ctx, ids)).filter((a) => !a.suspended_at);
+    const familiar = await familiarFollowers(ctx, viewer.account, targets);
+    const everyone = [...new Map([...familiar.values()].flat().map((a) => [a.id, a])).values()];
+    const serialized = new Map((await serializeAccounts(ctx, everyone)).map((a) => [a.id, a]));
+    return targets.map((t) => ({ id: t.id, accounts: (familiar.get(t.id) ?? []).map((a) => serialized.get(a.id)) }));
+  });
+}

@@ -10,6 +10,7 @@ import accountRoutes from "./api/v1/accounts.ts";
 import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
 import followRoutes from "./api/v1/follows.ts";
+import listRoutes from "./api/v1/lists.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
 import endorsementRoutes from "./api/v1/endorsements.ts";
@@ -54,6 +55,7 @@ const ROUTES: RouteModule[] = [
   appRoutes,
   emailRoutes,
   followRoutes,
+  listRoutes,
   accountCollectionRoutes,
   blockRoutes,
   endorsementRoutes,

@@ -146,13 +146,29 @@ export async function unfollowAccount(ctx: Ctx, follower: AccountRow, followed: 
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await removeFollow(tx, follower.id, followed.id);
     await tx.deleteFrom("follow_requests").where("account_id", "=", follower.id).where("target_account_id", "=", followed.id).execute();
+    await leaveLists(tx, follower.id, followed.id);
   });
 }
 
-/** Deletes the follow `followerId` → `followedId` inside `tx`, moving the counters if there was one. */
+/** Takes `memberId` off the lists of `ownerId` (who no longer follows them). */
+async function leaveLists(tx: Transaction<Database>, ownerId: string, memberId: string): Promise<void> {
+  await tx
+    .deleteFrom("list_accounts")
+    .where("account_id", "=", memberId)
+    .where("list_id", "in", tx.selectFrom("lists").select("id").where("account_id", "=", ownerId))
+    .execute();
+}
+
+/**
+ * Deletes the follow `followerId` → `followedId` inside `tx`, moving the counters if there was one;
+ * the followed account leaves the follower's lists.
+ */
 export async function removeFollow(tx: Transaction<Database>, followerId: string, followedId: string): Promise<void> {
   const removed = await tx.deleteFrom("follows").where("account_id", "=", followerId).where("target_account_id", "=", followedId).executeTakeFirst();
-  if (Number(removed.numDeletedRows) > 0) await moveCounters(tx, followerId, followedId, -1);
+  if (Number(removed.numDeletedRows) > 0) {
+    await moveCounters(tx, followerId, followedId, -1);
+    await leaveLists(tx, followerId, followedId);
+  }
 }
 
 /** `owner` makes `follower` stop following them (remove_from_followers). */

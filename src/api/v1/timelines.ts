@@ -2,10 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeStatuses } from "../../entities/status.ts";
 import { loadSettings } from "../../services/instance/settings.ts";
-import { AuthenticationRequired } from "../../errors.ts";
+import { AuthenticationRequired, NotFound } from "../../errors.ts";
+import { findVisibleAccount } from "../../services/accounts/lookup.ts";
+import { accountStatuses } from "../../services/timelines/account.ts";
 import { publicTimeline } from "../../services/timelines/public.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
-import { toBoolean } from "../params.ts";
+import { toBoolean, toId, toStringParam } from "../params.ts";
 
 export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
   const anyone = app.auth({ optional: true, scopes: ["read:statuses"] });
@@ -16,6 +18,24 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
     const { values } = await loadSettings(ctx.db.kysely);
     if (!values.timeline_preview) throw new AuthenticationRequired();
   };
+
+  app.get("/api/v1/accounts/:id/statuses", { preHandler: anyone }, async (req, reply) => {
+    const viewer = req.viewer?.account ?? undefined;
+    const owner = await findVisibleAccount(ctx, toId(req.input.id));
+    if (!owner) throw new NotFound();
+    const page = pageParams(req.input, 20, 40);
+    const options = {
+      onlyMedia: toBoolean(req.input.only_media) === true,
+      excludeReplies: toBoolean(req.input.exclude_replies) === true,
+      excludeReblogs: toBoolean(req.input.exclude_reblogs) === true,
+      pinned: toBoolean(req.input.pinned) === true,
+      tagged: toStringParam(req.input.tagged),
+    };
+    const rows = await accountStatuses(ctx, owner, viewer?.id, options, page);
+    const keep = ["pinned", "tagged", "only_media", "exclude_replies", "exclude_reblogs"];
+    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, nextWhen: "non-empty", keep });
+    return serializeStatuses(ctx, rows, viewer);
+  });
 
   app.get("/api/v1/timelines/public", { preHandler: previewAuth }, async (req, reply) => {
     const viewer = req.viewer?.account ?? undefined;

@@ -49,6 +49,7 @@ import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import type { Transaction } from "kysely";
+import type { LogEvent } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
 import sharp from "sharp";
@@ -84,6 +85,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** Extra environment for the configuration (e.g. DISALLOW_UNAUTHENTICATED_API_ACCESS). */
   env?: Record<string, string>;
+  /** Called with every query the server runs (plan tests capture the SQL of the services). */
+  onQuery?: (event: LogEvent) => void;
   /** Add routes before the app is made ready (tests of the request plumbing use it). */
   routes?: (app: FastifyInstance, ctx: Ctx) => void | Promise<void>;
 }
@@ -105,7 +108,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     ...options.env,
   });
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
-  const db = await openDatabase(config.databaseUrl, { schema, poolSize: 4 });
+  const db = await openDatabase(config.databaseUrl, { schema, poolSize: 4, onQuery: options.onQuery });
   const dropSchema = async () => {
     if (!schema || !pgUrl) return;
     const client = new pg.Client({ connectionString: pgUrl });

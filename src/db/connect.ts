@@ -22,6 +22,8 @@ export interface OpenOptions {
   poolSize?: number;
   /** Called with every failed query (for logging). */
   onError?: (event: LogEvent) => void;
+  /** Called with every query run (the plan tests read the SQL the services build). */
+  onQuery?: (event: LogEvent) => void;
 }
 
 function isoTimestamp(value: string): string {
@@ -43,6 +45,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const log = (event: LogEvent) => {
     count++;
     if (event.level === "error") options.onError?.(event);
+    options.onQuery?.(event);
   };
   if (url.startsWith("sqlite:")) {
     const path = url.slice("sqlite:".length);

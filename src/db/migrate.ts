@@ -6,18 +6,26 @@ import { signIn } from "./migrations/0003_sign_in.ts";
 import { statuses } from "./migrations/0004_statuses.ts";
 import { timelineIndexes } from "./migrations/0005_timeline_indexes.ts";
 import { socialGraph } from "./migrations/0010_social_graph.ts";
+import { listIndexes } from "./migrations/0011_list_indexes.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
+import { refreshStatistics } from "./statistics.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes, socialGraph];
+export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes, socialGraph, listIndexes];
 
 /**
  * Applies the pending migrations in one transaction and returns their names. Several processes
  * may start at once: PostgreSQL serializes them with an advisory lock on the schema, SQLite with
  * its single writer. (Kysely's Migrator is not used: it inspects every schema of the database,
- * which fails while another process drops a schema.)
+ * which fails while another process drops a schema.) Planner statistics are refreshed afterwards.
  */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  const applied = await applyPending(db);
+  await refreshStatistics(db, { afterMigration: applied.length > 0 });
+  return applied;
+}
+
+async function applyPending(db: Db): Promise<string[]> {
   return db.kysely.transaction().execute(async (tx) => {
     if (db.engine === "postgres") await sql`SELECT pg_advisory_xact_lock(hashtext(current_schema()))`.execute(tx);
     await sql`CREATE TABLE IF NOT EXISTS rookery_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(tx);

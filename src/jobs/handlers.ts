@@ -1,5 +1,5 @@
 import type { Ctx } from "../context.ts";
-import { pruneExpiredRecords } from "../services/maintenance.ts";
+import { pruneExpiredRecords, refreshPlannerStatistics } from "../services/maintenance.ts";
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
@@ -19,6 +19,8 @@ export function registerJobHandlers(ctx: Ctx): void {
     ctx.log.info(pruned, "pruned expired records");
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register("maintenance.statistics", () => refreshPlannerStatistics(ctx.db));
+  ctx.jobs.recurring("maintenance.statistics", HOUR);
   ctx.jobs.register("mail.deliver", (payload) => deliverMail(ctx, payload as MailMessage));
   ctx.jobs.register("media.cleanup", async () => {
     const removed = await removeUnattachedMedia(ctx);

@@ -1,6 +1,12 @@
+import { refreshStatistics } from "../db/statistics.ts";
 import type { Db } from "../db/connect.ts";
 
 const DAY = 86_400_000;
+
+/** Keeps the planner's statistics current as tables grow (SQLite; PostgreSQL's autovacuum does it there). */
+export async function refreshPlannerStatistics(db: Db): Promise<void> {
+  await refreshStatistics(db);
+}
 
 /** Deletes rows that have outlived their use: spent authorization codes, old activity days, long-failed jobs. */
 export async function pruneExpiredRecords(db: Db, now = new Date()): Promise<{ grants: number; activityDays: number; failedJobs: number }> {

@@ -5,7 +5,8 @@
  * - accounts the viewer mutes (until the mute expires);
  * - accounts on a domain the viewer blocks.
  * Two forms: a SQL condition for list queries over large tables (correlated NOT EXISTS probes on
- * unique indexes, so a page stays an index scan), and a batch check for a known set of authors.
+ * unique indexes, so a page stays an index scan; `LIMIT 1 OFFSET 0` keeps PostgreSQL from turning a probe into
+ * an anti-join that hashes the whole table), and a batch check for a known set of authors.
  */
 import { sql, type Kysely, type RawBuilder, type SqlBool } from "kysely";
 import type { Database } from "../../db/schema.ts";
@@ -23,12 +24,12 @@ export function notHiddenFrom(viewerId: string, authorColumn: string): RawBuilde
   const author = sql.ref(authorColumn);
   const at = now();
   return sql<SqlBool>`(
-    NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${viewerId} AND blocks.target_account_id = ${author})
-    AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${author} AND blocks.target_account_id = ${viewerId})
+    NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${viewerId} AND blocks.target_account_id = ${author} LIMIT 1 OFFSET 0)
+    AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${author} AND blocks.target_account_id = ${viewerId} LIMIT 1 OFFSET 0)
     AND NOT EXISTS (SELECT 1 FROM mutes WHERE mutes.account_id = ${viewerId} AND mutes.target_account_id = ${author}
-      AND (mutes.expires_at IS NULL OR mutes.expires_at > ${at}))
+      AND (mutes.expires_at IS NULL OR mutes.expires_at > ${at}) LIMIT 1 OFFSET 0)
     AND NOT EXISTS (SELECT 1 FROM account_domain_blocks JOIN accounts hidden_domain ON hidden_domain.domain = account_domain_blocks.domain
-      WHERE account_domain_blocks.account_id = ${viewerId} AND hidden_domain.id = ${author})
+      WHERE account_domain_blocks.account_id = ${viewerId} AND hidden_domain.id = ${author} LIMIT 1 OFFSET 0)
   )`;
 }
 

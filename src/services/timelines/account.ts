@@ -47,16 +47,16 @@ export async function accountStatusesQuery(ctx: Ctx, owner: AccountRow, viewerId
       viewerId
         ? eb.or([
             eb("statuses.visibility", "in", open),
-            eb.exists(eb.selectFrom("mentions").select("mentions.id").whereRef("mentions.status_id", "=", "statuses.id").where("mentions.account_id", "=", viewerId)),
+            eb.exists(eb.selectFrom("mentions").select("mentions.id").whereRef("mentions.status_id", "=", "statuses.id").where("mentions.account_id", "=", viewerId).limit(1).offset(0)),
           ])
         : eb("statuses.visibility", "in", open),
     );
   }
   if (options.pinned) {
-    query = query.where((eb) => eb.exists(eb.selectFrom("status_pins").select("status_pins.id").whereRef("status_pins.status_id", "=", "statuses.id").where("status_pins.account_id", "=", owner.id)));
+    query = query.where((eb) => eb.exists(eb.selectFrom("status_pins").select("status_pins.id").whereRef("status_pins.status_id", "=", "statuses.id").where("status_pins.account_id", "=", owner.id).limit(1).offset(0)));
   }
   if (options.onlyMedia) {
-    query = query.where((eb) => eb.exists(eb.selectFrom("media_attachments").select("media_attachments.id").whereRef("media_attachments.status_id", "=", "statuses.id")));
+    query = query.where((eb) => eb.exists(eb.selectFrom("media_attachments").select("media_attachments.id").whereRef("media_attachments.status_id", "=", "statuses.id").limit(1).offset(0)));
   }
   if (options.excludeReplies) {
     query = query.where((eb) => eb.or([eb("statuses.in_reply_to_id", "is", null), eb("statuses.in_reply_to_account_id", "=", owner.id)]));
@@ -71,7 +71,8 @@ export async function accountStatusesQuery(ctx: Ctx, owner: AccountRow, viewerId
           .innerJoin("tags", "tags.id", "statuses_tags.tag_id")
           .select("statuses_tags.tag_id")
           .whereRef("statuses_tags.status_id", "=", "statuses.id")
-          .where((inner) => inner(inner.fn("lower", ["tags.name"]), "=", tag)),
+          .where((inner) => inner(inner.fn("lower", ["tags.name"]), "=", tag))
+          .limit(1).offset(0),
       ),
     );
   }

@@ -1,0 +1,250 @@
+/**
+ * Query plans of every list query, on a seeded database, on both engines: each must read its
+ * index and stop after the page (no scan of a whole large table, no sort of everything that
+ * matches). The SQL is the services' own, captured as they run, so a regression in a service's
+ * query shape fails here. SQLite is checked before and after it has statistics.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { CompiledQuery, sql, type LogEvent } from "kysely";
+import type { Ctx } from "../../src/context.ts";
+import { newId } from "../../src/db/ids.ts";
+import type { AccountRow } from "../../src/db/schema.ts";
+import { refreshStatistics } from "../../src/db/statistics.ts";
+import { followersOf, followingOf } from "../../src/services/accounts/collections.ts";
+import { endorsedAccounts } from "../../src/services/accounts/endorsements.ts";
+import { followRequestsFor } from "../../src/services/accounts/follow.ts";
+import { blockedAccounts, blockedDomains, mutedAccounts } from "../../src/services/accounts/hiding.ts";
+import { listMembers } from "../../src/services/lists/lists.ts";
+import { favouritedBy, rebloggedBy } from "../../src/services/statuses/interacting_accounts.ts";
+import { savedStatuses } from "../../src/services/statuses/saved.ts";
+import { listScheduledStatuses } from "../../src/services/statuses/schedule.ts";
+import { accountStatuses } from "../../src/services/timelines/account.ts";
+import { publicTimeline } from "../../src/services/timelines/public.ts";
+import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
+
+const ACCOUNTS = 2500;
+const STATUSES = 6000;
+const PAGE = { limit: 20 };
+/** Tables that grow with use: a plan may not read them whole. */
+const LARGE = new Set([
+  "statuses", "accounts", "follows", "favourites", "bookmarks", "mentions", "media_attachments", "blocks", "mutes",
+  "follow_requests", "list_accounts", "scheduled_statuses", "statuses_tags", "account_pins", "account_domain_blocks",
+]);
+
+async function insertChunked(ctx: Ctx, table: "accounts" | "statuses" | "mentions" | "media_attachments" | "favourites" | "bookmarks" | "follows" | "blocks" | "mutes" | "follow_requests" | "account_pins" | "account_domain_blocks" | "lists" | "list_accounts" | "scheduled_statuses", rows: Array<Record<string, unknown>>) {
+  for (let i = 0; i < rows.length; i += 400) {
+    // deno-lint-ignore no-explicit-any
+    await ctx.db.kysely.insertInto(table).values(rows.slice(i, i + 400) as any).execute();
+  }
+}
+
+/**
+ * A social graph with one busy account (accounts[0]) whose lists are long — thousands of statuses,
+ * bookmarks, favourites, followers, follows, blocks, mutes, requests, endorsements, domain blocks,
+ * scheduled posts, list members — beside many small accounts, so that reading a page from the
+ * whole of a user's rows (and sorting them) is visibly worse than one ordered index range.
+ */
+async function seed(ctx: Ctx): Promise<{ accounts: AccountRow[]; statusIds: string[]; listId: string }> {
+  const now = Date.now();
+  const at = (i: number) => new Date(now - (STATUSES - i) * 60_000).toISOString();
+  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({
+    id: newId(now - 10_000_000 + i),
+    username: `user${i}`,
+    domain: i % 3 === 0 ? null : `remote${i % 7}.example`,
+    uri: `https://x.example/users/${i}`,
+    created_at: at(0),
+    updated_at: at(0),
+  }));
+  await insertChunked(ctx, "accounts", accounts);
+  const busy = accounts[0].id;
+  const others = accounts.slice(1);
+  const visibilities = ["public", "public", "public", "unlisted", "private", "direct"];
+  const statusIds: string[] = [];
+  const statuses = Array.from({ length: STATUSES }, (_, i) => {
+    const id = newId(now - STATUSES * 1000 + i * 100);
+    statusIds.push(id);
+    const reply = i % 5 === 1 && i > 10;
+    // Boosts of the first status, by many accounts (reblogged_by reads them).
+    const boost = i % 11 === 3 && i > 10;
+    const author = i % 3 === 0 ? busy : others[i % others.length].id;
+    return {
+      id,
+      uri: `https://x.example/statuses/${i}`,
+      account_id: boost ? others[(i * 7) % others.length].id : author,
+      text: `status ${i}`,
+      content: `<p>status ${i}</p>`,
+      visibility: boost ? "public" : visibilities[i % visibilities.length],
+      in_reply_to_id: reply ? statusIds[i - 3] : null,
+      in_reply_to_account_id: reply ? busy : null,
+      reblog_of_id: boost ? statusIds[0] : null,
+      local: author === busy,
+      created_at: at(i),
+      updated_at: at(i),
+    };
+  });
+  // One boost per account and status: later duplicates are dropped, and only inserted IDs are used below.
+  const boosters = new Set<string>();
+  const inserted = statuses.filter((r) => !r.reblog_of_id || (!boosters.has(r.account_id) && boosters.add(r.account_id)));
+  await insertChunked(ctx, "statuses", inserted);
+  statusIds.splice(0, statusIds.length, ...inserted.map((r) => r.id));
+  const stamp = at(STATUSES);
+  const n = 2000;
+  const range = <T>(count: number, make: (i: number) => T) => Array.from({ length: count }, (_, i) => make(i));
+  /** The busy account and `count` distinct others, plus rows among small accounts. */
+  const withBusy = (count: number, extra: Record<string, unknown> = {}) => [
+    ...range(count, (i) => ({ id: newId(), account_id: busy, target_account_id: others[i].id, created_at: stamp, ...extra })),
+    ...range(count, (i) => ({ id: newId(), account_id: others[i].id, target_account_id: others[(i + 1) % others.length].id, created_at: stamp, ...extra })),
+  ];
+  await insertChunked(ctx, "favourites", [
+    ...range(n, (i) => ({ id: newId(), account_id: busy, status_id: statusIds[i], created_at: stamp })),
+    ...range(n, (i) => ({ id: newId(), account_id: others[i].id, status_id: statusIds[7], created_at: stamp })),
+  ]);
+  await insertChunked(ctx, "bookmarks", range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, status_id: statusIds[i], created_at: stamp })));
+  await insertChunked(ctx, "follows", [
+    ...withBusy(n, { updated_at: stamp }),
+    ...range(n, (i) => ({ id: newId(), account_id: others[i].id, target_account_id: busy, created_at: stamp, updated_at: stamp })),
+  ]);
+  await insertChunked(ctx, "blocks", withBusy(n));
+  await insertChunked(ctx, "mutes", withBusy(n, { updated_at: stamp }));
+  await insertChunked(ctx, "follow_requests", range(n, (i) => ({ id: newId(), account_id: others[i].id, target_account_id: busy, created_at: stamp, updated_at: stamp })));
+  await insertChunked(ctx, "account_pins", withBusy(n));
+  await insertChunked(ctx, "account_domain_blocks", range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, domain: `blocked${i}.example`, created_at: stamp })));
+  // Mentions (of small accounts, in the busy account's posts) and media (on a tenth of the posts).
+  await insertChunked(ctx, "mentions", range(n, (i) => ({ id: newId(), status_id: statusIds[(i * 3) % statusIds.length], account_id: others[i % 500].id, created_at: stamp })));
+  await insertChunked(ctx, "media_attachments", range(n, (i) => ({
+    id: newId(),
+    account_id: others[i].id,
+    status_id: i % 3 ? statusIds[(i * 3) % statusIds.length] : null,
+    type: "image",
+    created_at: stamp,
+    updated_at: stamp,
+  })));
+  const listId = newId();
+  await insertChunked(ctx, "lists", [{ id: listId, account_id: busy, title: "big", created_at: stamp, updated_at: stamp }]);
+  await insertChunked(ctx, "list_accounts", range(n, (i) => ({ id: newId(), list_id: listId, account_id: others[i].id, created_at: stamp })));
+  const params = JSON.stringify({ text: "later", media_ids: null });
+  await insertChunked(ctx, "scheduled_statuses", range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, scheduled_at: stamp, params, created_at: stamp })));
+  const rows = await ctx.db.kysely.selectFrom("accounts").selectAll().orderBy("id").execute();
+  return { accounts: rows, statusIds, listId };
+}
+
+interface PlanProblem {
+  query: string;
+  problem: string;
+}
+
+/** What is wrong with a SQLite plan: a whole large table scanned, or a sort of all matches. */
+function sqliteProblems(details: string[]): string[] {
+  const problems: string[] = [];
+  for (const detail of details) {
+    const scan = /^SCAN (\w+)(?: AS \w+)?$/.exec(detail);
+    if (scan && LARGE.has(scan[1])) problems.push(`full scan: ${detail}`);
+    if (/USE TEMP B-TREE FOR (ORDER BY|RIGHT PART OF ORDER BY)/.test(detail)) problems.push(`sort: ${detail}`);
+  }
+  return problems;
+}
+
+/** What is wrong with a PostgreSQL plan (EXPLAIN FORMAT JSON): a sequential scan of a large table, or a sort. */
+function postgresProblems(plan: unknown): string[] {
+  const problems: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    const type = String(node["Node Type"]);
+    const relation = node["Relation Name"] ? String(node["Relation Name"]) : "";
+    if (type === "Seq Scan" && LARGE.has(relation)) problems.push(`sequential scan of ${relation}`);
+    if (type === "Sort" || type === "Incremental Sort") problems.push(`sort by ${JSON.stringify(node["Sort Key"])}`);
+    for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+  };
+  walk((plan as Array<{ Plan: Record<string, unknown> }>)[0].Plan);
+  return problems;
+}
+
+describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
+  let server: TestServer;
+  let data: Awaited<ReturnType<typeof seed>>;
+  let captured: CompiledQuery[] | undefined;
+
+  before(async () => {
+    server = await createTestServer({
+      onQuery: (event: LogEvent) => {
+        if (captured && event.level === "query") captured.push(event.query);
+      },
+    });
+    data = await seed(server.ctx);
+  });
+  after(() => server.close());
+
+  /** Runs `work` and returns the problems of the plans of the ordered (paged) queries it ran. */
+  async function problemsOf(work: () => Promise<unknown>): Promise<PlanProblem[]> {
+    captured = [];
+    await work();
+    const queries = captured.filter((q) => /\border by\b/i.test(q.sql) && /^\s*select/i.test(q.sql));
+    captured = undefined;
+    assert.ok(queries.length > 0, "the service ran no paged query");
+    const problems: PlanProblem[] = [];
+    for (const query of queries) {
+      if (server.ctx.db.engine === "sqlite") {
+        const plan = await server.ctx.db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]));
+        for (const problem of sqliteProblems(plan.rows.map((r) => r.detail))) problems.push({ query: query.sql, problem });
+      } else {
+        const plan = await server.ctx.db.kysely.executeQuery<{ "QUERY PLAN": unknown }>(
+          CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]),
+        );
+        const json = plan.rows[0]["QUERY PLAN"];
+        for (const problem of postgresProblems(typeof json === "string" ? JSON.parse(json) : json)) problems.push({ query: query.sql, problem });
+      }
+    }
+    return problems;
+  }
+
+  // A small account the busy one neither blocks nor mutes.
+  const viewer = () => data.accounts[ACCOUNTS - 1];
+  const busy = () => data.accounts[0];
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    ["public timeline", () => publicTimeline(server.ctx, undefined, { local: false, remote: false, onlyMedia: false }, PAGE)],
+    ["public timeline, signed in", () => publicTimeline(server.ctx, viewer().id, { local: false, remote: false, onlyMedia: false }, PAGE)],
+    ["public timeline, local", () => publicTimeline(server.ctx, viewer().id, { local: true, remote: false, onlyMedia: false }, PAGE)],
+    ["public timeline, remote, only media", () => publicTimeline(server.ctx, undefined, { local: false, remote: true, onlyMedia: true }, PAGE)],
+    ["public timeline, older page", () => publicTimeline(server.ctx, viewer().id, { local: false, remote: false, onlyMedia: false }, { ...PAGE, maxId: data.statusIds[3000] })],
+    ["public timeline, newer page (min_id)", () => publicTimeline(server.ctx, undefined, { local: false, remote: false, onlyMedia: false }, { ...PAGE, minId: data.statusIds[3000] })],
+    ["account statuses, anonymous", () => accountStatuses(server.ctx, busy(), undefined, { onlyMedia: false, excludeReplies: false, excludeReblogs: false, pinned: false }, PAGE)],
+    ["account statuses, as a viewer, no replies", () => accountStatuses(server.ctx, busy(), viewer().id, { onlyMedia: false, excludeReplies: true, excludeReblogs: true, pinned: false }, PAGE)],
+    ["bookmarks", () => savedStatuses(server.ctx, busy(), "bookmarks", PAGE)],
+    ["favourites", () => savedStatuses(server.ctx, busy(), "favourites", PAGE)],
+    ["scheduled statuses", () => listScheduledStatuses(server.ctx, busy(), PAGE)],
+    ["favourited_by", () => favouritedBy(server.ctx, data.statusIds[7], PAGE, viewer().id)],
+    ["reblogged_by", () => rebloggedBy(server.ctx, data.statusIds[0], PAGE, undefined)],
+    ["followers", () => followersOf(server.ctx, busy(), viewer().id, PAGE)],
+    ["following", () => followingOf(server.ctx, busy(), viewer().id, PAGE)],
+    ["follow requests", () => followRequestsFor(server.ctx, busy(), PAGE)],
+    ["blocks", () => blockedAccounts(server.ctx, busy(), PAGE)],
+    ["mutes", () => mutedAccounts(server.ctx, busy(), PAGE)],
+    ["domain blocks", () => blockedDomains(server.ctx, busy(), PAGE)],
+    ["endorsements", () => endorsedAccounts(server.ctx, busy(), PAGE)],
+    ["list members", async () => listMembers(server.ctx, (await server.ctx.db.kysely.selectFrom("lists").selectAll().where("id", "=", data.listId).executeTakeFirstOrThrow()), PAGE)],
+  ];
+
+  const check = (label: string) => {
+    for (const [name, work] of cases) {
+      test(`${name}${label}`, async () => {
+        assert.deepEqual(await problemsOf(work), []);
+      });
+    }
+  };
+
+  if (TEST_ENGINE === "sqlite") {
+    describe("without statistics", () => check(" (no statistics)"));
+  }
+  describe("with statistics", () => {
+    before(async () => {
+      if (server.ctx.db.engine === "sqlite") await sql`ANALYZE`.execute(server.ctx.db.kysely);
+      else await refreshStatistics(server.ctx.db, { afterMigration: true });
+    });
+    check("");
+  });
+
+  test("the checks catch a bad plan: a sort of all of an unindexed column", async () => {
+    const problems = await problemsOf(() => server.ctx.db.kysely.selectFrom("statuses").select("id").orderBy("text").limit(5).execute());
+    assert.ok(problems.length > 0);
+  });
+});

@@ -7,7 +7,6 @@ import { JobQueue } from "./jobs/queue.ts";
 import { MemoryRateLimitStore } from "./api/rate_limit.ts";
 import { FileSystemStorage } from "./media/storage.ts";
 import { acceptAllMailDomains, dnsMailDomainChecker } from "./services/mail/domains.ts";
-import { registerJobHandlers } from "./jobs/handlers.ts";
 
 /** Raised when start-up cannot proceed; the message is one line for the operator. */
 export class StartupError extends Error {
@@ -22,6 +21,11 @@ export interface BootOptions {
   /** Apply pending migrations (the server does; `rookery db migrate` does it explicitly). */
   migrate?: boolean;
   log?: Logger;
+  /**
+   * Register the job handlers (default). The CLI only enqueues jobs and skips them, which spares it
+   * loading every service (sharp, the mailer, …) before a one-line command.
+   */
+  jobHandlers?: boolean;
 }
 
 /** Opens the database (and migrates it) and assembles the context shared by server, workers and CLI. */
@@ -49,6 +53,6 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
     media: new FileSystemStorage(config.mediaDir),
   };
-  registerJobHandlers(ctx);
+  if (options.jobHandlers !== false) (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);
   return ctx;
 }

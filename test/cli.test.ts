@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, writeFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -584,6 +584,26 @@ describe("bin/rookery.js", () => {
     const token = await run(process.execPath, [bin, "tokens", "create", "x", "--json"], { cwd: dir, env });
     assert.equal(token.code, 0, token.stderr);
     assert.match(token.stdout, /^\{"access_token":"[A-Za-z0-9_-]+"\}\n$/);
+  });
+
+  test("--help opens no database and loads no driver or image library", async () => {
+    // A database that cannot be opened: --help must not try.
+    const broken = { ...env, DATABASE_URL: `sqlite:${join(dir, "missing", "deeper", "x.sqlite")}` };
+    const hook = join(dir, "trace-packages.mjs");
+    writeFileSync(
+      hook,
+      'import { registerHooks } from "node:module";\n' +
+        "const seen = new Set();\n" +
+        "registerHooks({ resolve(s, c, next) { const r = next(s, c); const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(r.url); if (m) seen.add(m[1]); return r; } });\n" +
+        'process.on("exit", () => process.stderr.write(`packages: ${[...seen].join(",")}\\n`));\n',
+    );
+    for (const args of [["--help"], ["accounts", "create", "--help"], ["emoji", "import", "--help"]]) {
+      const result = await run(process.execPath, ["--import", hook, bin, ...args], { cwd: dir, env: broken });
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /Usage|rookery/);
+      assert.equal(result.stderr.trim(), "packages:", args.join(" "));
+    }
+    assert.equal(existsSync(join(dir, "missing")), false);
   });
 
   test("a configuration error is one line on stderr and exit 1", async () => {

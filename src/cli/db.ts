@@ -1,4 +1,3 @@
-import { migrateToLatest } from "../db/migrate.ts";
 import type { Command } from "./command.ts";
 
 export const dbMigrate: Command = {
@@ -8,6 +7,7 @@ export const dbMigrate: Command = {
   positionals: [0, 0],
   options: {},
   async run(ctx, _args, io) {
+    const { migrateToLatest } = await import("../db/migrate.ts");
     const applied = await migrateToLatest(ctx.db);
     io.out(applied.length === 0 ? "Database is up to date" : `Applied ${applied.join(", ")}`);
     return 0;

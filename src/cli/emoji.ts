@@ -3,8 +3,10 @@ import { basename, extname } from "node:path";
 import type { Ctx } from "../context.ts";
 import { serializeCustomEmoji } from "../entities/custom_emoji.ts";
 import { NotFound, ValidationFailed } from "../errors.ts";
-import { addCustomEmoji, EMOJI_SIZE_LIMIT, listCustomEmojis, removeCustomEmoji, setEmojiDisabled } from "../services/emoji/manage.ts";
 import type { Command, Output } from "./command.ts";
+
+/** The emoji service loads sharp: imported when a command runs, not for `--help`. */
+const emojiService = () => import("../services/emoji/manage.ts");
 
 /** `:blobcat:` and `blobcat` name the same emoji. */
 function shortcodeArgument(text: string): string {
@@ -62,13 +64,13 @@ export const emojiImport: Command = {
     const shortcode = typeof values.shortcode === "string" ? shortcodeArgument(values.shortcode) : basename(file, extname(file));
     let data: Buffer;
     try {
-      data = await readAtMost(file, EMOJI_SIZE_LIMIT + 1);
+      data = await readAtMost(file, (await emojiService()).EMOJI_SIZE_LIMIT + 1);
     } catch (error) {
       io.err(`Cannot read ${file}: ${(error as Error).message}`);
       return 1;
     }
     return reporting(io, shortcode, async () => {
-      await addCustomEmoji(ctx, {
+      await (await emojiService()).addCustomEmoji(ctx, {
         shortcode,
         data,
         category: typeof values.category === "string" ? values.category : null,
@@ -86,7 +88,7 @@ export const emojiList: Command = {
   positionals: [0, 0],
   options: {},
   async run(ctx, _args, io) {
-    const rows = await listCustomEmojis(ctx);
+    const rows = await (await emojiService()).listCustomEmojis(ctx);
     const width = Math.max(0, ...rows.map((row) => row.shortcode.length + 2));
     for (const row of rows) {
       const notes = [row.category ? `category=${row.category}` : "", row.visible_in_picker ? "" : "unlisted", row.disabled ? "disabled" : ""].filter(Boolean);
@@ -105,7 +107,7 @@ export const emojiRemove: Command = {
   async run(ctx, { positionals }, io) {
     const shortcode = shortcodeArgument(positionals[0]);
     return reporting(io, shortcode, async () => {
-      await removeCustomEmoji(ctx, shortcode);
+      await (await emojiService()).removeCustomEmoji(ctx, shortcode);
       return `Removed :${shortcode}:`;
     });
   },
@@ -120,7 +122,7 @@ export const emojiDisable: Command = {
   async run(ctx, { positionals }, io) {
     const shortcode = shortcodeArgument(positionals[0]);
     return reporting(io, shortcode, async () => {
-      await setEmojiDisabled(ctx, shortcode, true);
+      await (await emojiService()).setEmojiDisabled(ctx, shortcode, true);
       return `Disabled :${shortcode}:`;
     });
   },
@@ -135,7 +137,7 @@ export const emojiEnable: Command = {
   async run(ctx, { positionals }, io) {
     const shortcode = shortcodeArgument(positionals[0]);
     return reporting(io, shortcode, async () => {
-      await setEmojiDisabled(ctx, shortcode, false);
+      await (await emojiService()).setEmojiDisabled(ctx, shortcode, false);
       return `Enabled :${shortcode}:`;
     });
   },

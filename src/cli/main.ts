@@ -1,5 +1,5 @@
-import { pino } from "pino";
-import { boot, StartupError } from "../boot.ts";
+// Only light modules at the top: `--help`, usage errors and `--version` must not load the database
+// drivers, Fastify or sharp. Each command imports what it needs when it runs; boot is imported below.
 import { ConfigError, loadConfig } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { ROOKERY_VERSION } from "../version.ts";
@@ -45,9 +45,16 @@ export type ContextFactory = (command: Command) => Promise<{ ctx: Ctx; release()
 
 /** Reads the environment like the server does; closes the database when the command ends. */
 const defaultContext: ContextFactory = async (command) => {
-  const ctx = await boot(loadConfig(), { migrate: command !== dbMigrate, log: pino({ level: "warn" }, pino.destination(2)) });
+  const config = loadConfig();
+  const [{ boot }, { pino }] = await Promise.all([import("../boot.ts"), import("pino")]);
+  const log = pino({ level: "warn" }, pino.destination(2));
+  // Commands only enqueue jobs; the workers that run them register the handlers.
+  const ctx = await boot(config, { migrate: command !== dbMigrate, log, jobHandlers: false });
   return { ctx, release: () => ctx.db.close() };
 };
+
+/** boot.ts's StartupError, recognized without importing boot.ts (and everything it loads). */
+const isStartupError = (error: unknown): error is Error => error instanceof Error && error.name === "StartupError";
 
 /** Runs one CLI invocation; returns the exit status. */
 export async function runCli(argv: string[], io: Output, openContext: ContextFactory = defaultContext): Promise<number> {
@@ -83,7 +90,7 @@ export async function runCli(argv: string[], io: Output, openContext: ContextFac
       io.err(`rookery ${command.path.join(" ")}: ${error.message}\n\n${helpText(command)}`);
       return 1;
     }
-    if (error instanceof ConfigError || error instanceof StartupError) {
+    if (error instanceof ConfigError || isStartupError(error)) {
       io.err(`rookery: ${error instanceof ConfigError ? "configuration error: " : ""}${error.message}`);
       return 1;
     }

@@ -1,5 +1,5 @@
 import { Kysely, PostgresDialect, type LogEvent } from "kysely";
-import pg from "pg";
+import type { Pool } from "pg";
 import type { Database } from "./schema.ts";
 import { NodeSqliteDialect } from "./sqlite.ts";
 import type { Engine } from "./migrations/types.ts";
@@ -30,14 +30,18 @@ function isoTimestamp(value: string): string {
   return new Date(value.includes("T") || value.includes("+") || value.endsWith("Z") ? value : `${value.replace(" ", "T")}Z`).toISOString();
 }
 
-const pgTypes = {
-  getTypeParser(oid: number, format?: "text" | "binary") {
-    // timestamptz and timestamp come back as ISO strings, like SQLite's stored text.
-    if (oid === 1184 || oid === 1114) return (value: string) => isoTimestamp(value);
-    // int8 stays a string (IDs); count(*) callers convert with Number().
-    return pg.types.getTypeParser(oid, format as "text");
-  },
-};
+type PgModule = typeof import("pg").default;
+
+function pgTypes(pg: PgModule) {
+  return {
+    getTypeParser(oid: number, format?: "text" | "binary") {
+      // timestamptz and timestamp come back as ISO strings, like SQLite's stored text.
+      if (oid === 1184 || oid === 1114) return (value: string) => isoTimestamp(value);
+      // int8 stays a string (IDs); count(*) callers convert with Number().
+      return pg.types.getTypeParser(oid, format as "text");
+    },
+  };
+}
 
 /** Opens `sqlite:PATH` or `postgres://…`. */
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Db> {
@@ -59,10 +63,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       close: () => kysely.destroy(),
     };
   }
-  const pool = new pg.Pool({
+  // Loaded only for PostgreSQL: SQLite deployments and the CLI's SQLite runs never pay for it.
+  const pg: PgModule = (await import("pg")).default;
+  const pool: Pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    types: pgTypes,
+    types: pgTypes(pg),
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
     options: options.schema ? `-c search_path=${options.schema}` : undefined,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { Ctx } from "./context.ts";
+import { runInRequestScope } from "./db/abort.ts";
 import { registerAuth } from "./api/auth.ts";
 import { registerBodyParsing } from "./api/body.ts";
 import { registerCors } from "./api/cors.ts";
@@ -102,6 +103,14 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
   app.addHook("onRequest", async (req, reply) => {
     reply.header("X-Request-Id", req.id);
     reply.header("Vary", "Authorization, Origin");
+  });
+  // A client that hangs up before its answer stops the request's further reads (db/abort.ts).
+  app.addHook("onRequest", (req, reply, done) => {
+    const gone = new AbortController();
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    runInRequestScope(gone.signal, done);
   });
   app.addHook("onResponse", async (req, reply) => {
     req.log.info({ method: req.method, url: req.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");

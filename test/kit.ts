@@ -51,7 +51,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fas
 import type { Transaction } from "kysely";
 import type { LogEvent } from "kysely";
 import pg from "pg";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import sharp from "sharp";
 import { buildApp } from "../src/app.ts";
 import { loadConfig, type Config } from "../src/config.ts";
@@ -85,6 +85,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** Extra environment for the configuration (e.g. DISALLOW_UNAUTHENTICATED_API_ACCESS). */
   env?: Record<string, string>;
+  /** The logger (default: silent, or TEST_LOG_LEVEL); tests of what gets logged pass their own. */
+  log?: Logger;
   /** Called with every query the server runs (plan tests capture the SQL of the services). */
   onQuery?: (event: LogEvent) => void;
   /** Add routes before the app is made ready (tests of the request plumbing use it). */
@@ -107,7 +109,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     LOG_LEVEL: "silent",
     ...options.env,
   });
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const log = options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const db = await openDatabase(config.databaseUrl, { schema, poolSize: 4, onQuery: options.onQuery });
   const dropSchema = async () => {
     if (!schema || !pgUrl) return;

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { NoResultError } from "kysely";
+import { ClientGone } from "../db/abort.ts";
 import { ApiError } from "../errors.ts";
 import { isForeignKeyViolation, isUniqueViolation } from "../db/errors.ts";
 
@@ -24,6 +25,11 @@ const FASTIFY_CLIENT_ERRORS: Record<string, [number, string]> = {
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, req, reply) => {
+    // Nobody is left to read an answer: no error log, no stack; the socket is already gone.
+    if (error instanceof ClientGone) {
+      req.log.debug("client closed the connection; request stopped");
+      return reply.code(499).send({ error: "Client closed the connection" });
+    }
     if (error instanceof ApiError) {
       if (error.headers) reply.headers(error.headers);
       return reply.code(error.status).send({ error: error.message, ...error.extra });

@@ -41,7 +41,9 @@ export function isLoopback(ip: string): boolean {
 }
 
 /** IPv6 clients share a limit per /64, as Mastodon masks them. */
-function clientKey(ip: string): string {
+function clientKey(ip: string | undefined): string {
+  // A client that reset its connection has no address any more; its requests share one bucket.
+  if (!ip) return "unknown";
   if (!ip.includes(":") || ip.startsWith("::ffff:")) return ip;
   return ip.split(":").slice(0, 4).join(":");
 }

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type LogEvent } from "kysely";
 import type { Pool } from "pg";
 import type { Database } from "./schema.ts";
+import { StopReadsForGoneClients } from "./abort.ts";
 import { NodeSqliteDialect } from "./sqlite.ts";
 import type { Engine } from "./migrations/types.ts";
 
@@ -51,9 +52,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     if (event.level === "error") options.onError?.(event);
     options.onQuery?.(event);
   };
+  const plugins = [new StopReadsForGoneClients()];
   if (url.startsWith("sqlite:")) {
     const path = url.slice("sqlite:".length);
-    const kysely = new Kysely<Database>({ dialect: new NodeSqliteDialect(path), log });
+    const kysely = new Kysely<Database>({ dialect: new NodeSqliteDialect(path), log, plugins });
     return {
       kysely,
       engine: "sqlite",
@@ -87,7 +89,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     await pool.end().catch(() => {});
     throw error;
   }
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log, plugins });
   return {
     kysely,
     engine: "postgres",

@@ -67,6 +67,11 @@ class NodeSqliteDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
+    // node:sqlite answers synchronously, so without this a burst of requests would chain every
+    // query on microtasks and the event loop would never see a socket close or a new request in
+    // between: one turn of the loop per acquisition keeps the server fair and lets a client that
+    // hung up stop its request (db/abort.ts).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const previous = this.#queue;
     let release!: () => void;
     this.#queue = new Promise<void>((resolve) => (release = resolve));

@@ -204,6 +204,8 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
     await server.ctx.db.kysely.updateTable("users").set({ locale: "fr" }).where("id", "=", accounts.bob.user.id).execute();
     const targetOf = async (token: string, options: Omit<RequestOptions, "token"> = {}) => {
       lt.received.length = 0;
+      // Translations are kept per language: forget them, so that each case reaches the provider.
+      await server.ctx.db.kysely.deleteFrom("status_translations").execute();
       const res = await translate(server, status.id, token, options);
       assert.equal(res.statusCode, 200, res.body);
       return (lt.to("/translate")[0].body as { target: string }).target;

@@ -7,11 +7,12 @@ import { statuses } from "./migrations/0004_statuses.ts";
 import { timelineIndexes } from "./migrations/0005_timeline_indexes.ts";
 import { socialGraph } from "./migrations/0010_social_graph.ts";
 import { listIndexes } from "./migrations/0011_list_indexes.ts";
+import { housekeeping } from "./migrations/0012_housekeeping.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes, socialGraph, listIndexes];
+export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes, socialGraph, listIndexes, housekeeping];
 
 /**
  * Applies the pending migrations in one transaction and returns their names. Several processes

@@ -527,6 +527,19 @@ export interface PreviewCardsTable {
   updated_at: Timestamp;
 }
 
+/** A translation kept for reuse: one per status and target language, for one version of the status. */
+export interface StatusTranslationsTable {
+  id: string;
+  status_id: string;
+  language: string;
+  provider: string;
+  /** The status's edited_at (or created_at) when translated; another version is translated afresh. */
+  version: string;
+  /** The Translation entity as JSON. */
+  translation: string;
+  created_at: Timestamp;
+}
+
 export interface PreviewCardsStatusesTable {
   status_id: string;
   preview_card_id: string;
@@ -575,6 +588,7 @@ export interface Database {
   scheduled_statuses: ScheduledStatusesTable;
   preview_cards: PreviewCardsTable;
   preview_cards_statuses: PreviewCardsStatusesTable;
+  status_translations: StatusTranslationsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

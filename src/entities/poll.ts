@@ -16,8 +16,6 @@ export interface Poll {
   emojis: CustomEmoji[];
 }
 
-// Temporary re-export until services/polls and services/translation import db/columns.ts directly.
-export { pollOptions, pollTallies } from "../db/columns.ts";
 
 export function isPollExpired(row: Pick<PollRow, "expires_at">, now = Date.now()): boolean {
   return row.expires_at !== null && Date.parse(row.expires_at) <= now;

@@ -6,8 +6,11 @@ import { removeUnattachedMedia } from "../services/media/upload.ts";
 import { publishScheduledStatus } from "../services/statuses/schedule.ts";
 import { fetchCardForStatus } from "../services/cards/fetch.ts";
 import { removeExpiredMutes } from "../services/accounts/hiding.ts";
+import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.ts";
+import { pruneTranslations } from "../services/translation/translate.ts";
 
-const HOUR = 60 * 60 * 1000;
+const MINUTE = 60 * 1000;
+const HOUR = 60 * MINUTE;
 
 /**
  * Registers every job handler on `ctx.jobs`. Each capability adds its own here (scheduled
@@ -34,6 +37,17 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("cards.fetch", async (payload) => {
     await fetchCardForStatus(ctx, (payload as { statusId: string }).statusId);
   });
+  ctx.jobs.register("maintenance.recover", async (_payload, _job, now) => {
+    const recovered = await recoverOverdueWork(ctx, now.getTime());
+    if (recovered.published + recovered.dropped + recovered.pollsClosed > 0) ctx.log.warn(recovered, "recovered overdue scheduled statuses and polls");
+  });
+  ctx.jobs.recurring("maintenance.recover", 10 * MINUTE);
+  ctx.jobs.register("cards.cleanup", async (_payload, _job, now) => {
+    const removed = await removeUnusedCards(ctx, now.getTime());
+    const translations = await pruneTranslations(ctx, now.getTime());
+    if (removed + translations > 0) ctx.log.info({ cards: removed, translations }, "removed unused preview cards and old translations");
+  });
+  ctx.jobs.recurring("cards.cleanup", 6 * HOUR);
   ctx.jobs.register("mutes.expire", async (_payload, _job, now) => {
     const removed = await removeExpiredMutes(ctx, now);
     if (removed > 0) ctx.log.info({ removed }, "removed expired mutes");

@@ -1,6 +1,7 @@
 /** Named lookups of account rows (see db/queries/statuses.ts for the conventions). */
 import type { Kysely } from "kysely";
 import { isIdLike } from "../ids.ts";
+import type { Engine } from "../migrations/types.ts";
 import type { AccountRow, Database } from "../schema.ts";
 import { idsOnly } from "./statuses.ts";
 
@@ -16,4 +17,13 @@ export async function accountsByIds(db: Kysely<Database>, ids: readonly string[]
   let query = db.selectFrom("accounts").selectAll().where("id", "in", valid);
   if (options.activeOnly) query = query.where("suspended_at", "is", null);
   return query.execute();
+}
+
+/**
+ * Serializes the account's limited actions (pins, scheduled posts) inside a transaction: a check
+ * of a limit and the insert it guards then act as one. PostgreSQL locks the account's row until the
+ * transaction ends; SQLite's transactions already run one at a time (`begin immediate`).
+ */
+export async function lockAccountRow(tx: Kysely<Database>, engine: Engine, accountId: string): Promise<void> {
+  if (engine === "postgres") await tx.selectFrom("accounts").select("id").where("id", "=", accountId).forUpdate().execute();
 }

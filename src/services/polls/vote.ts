@@ -2,7 +2,8 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, PollRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
-import { isPollExpired, pollOptions, pollTallies } from "../../entities/poll.ts";
+import { pollOptions, pollTallies } from "../../db/columns.ts";
+import { isPollExpired } from "../../entities/poll.ts";
 import { findVisibleStatus } from "../statuses/find.ts";
 
 /** A poll whose status the viewer may see, or 404. */

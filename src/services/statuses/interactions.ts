@@ -1,5 +1,6 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { lockAccountRow } from "../../db/queries/accounts.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
@@ -68,10 +69,18 @@ export async function pin(ctx: Ctx, viewer: AccountRow, status: StatusRow): Prom
   if (status.account_id !== viewer.id) throw new ValidationFailed("Someone else's post cannot be pinned");
   if (status.reblog_of_id) throw new ValidationFailed("A boost cannot be pinned");
   if (status.visibility === "direct") throw new ValidationFailed("Posts that are only visible to mentioned users cannot be pinned");
-  const pinned = await ctx.db.kysely.selectFrom("status_pins").select(["status_id"]).where("account_id", "=", viewer.id).execute();
-  if (pinned.some((p) => p.status_id === status.id)) return;
-  if (pinned.length >= LIMITS.accounts.maxPinnedStatuses) throw new ValidationFailed("You have already pinned the maximum number of posts");
-  await addFlag(ctx, "status_pins", viewer, status);
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    // The limit holds under concurrent pins: count and insert under the account's lock.
+    await lockAccountRow(tx, ctx.db.engine, viewer.id);
+    const pinned = await tx.selectFrom("status_pins").select(["status_id"]).where("account_id", "=", viewer.id).execute();
+    if (pinned.some((p) => p.status_id === status.id)) return;
+    if (pinned.length >= LIMITS.accounts.maxPinnedStatuses) throw new ValidationFailed("You have already pinned the maximum number of posts");
+    await tx
+      .insertInto("status_pins")
+      .values({ id: newId(), account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(["account_id", "status_id"]).doNothing())
+      .execute();
+  });
 }
 
 export const unpin = (ctx: Ctx, viewer: AccountRow, status: StatusRow) => removeFlag(ctx, "status_pins", viewer, status);

@@ -1,10 +1,11 @@
+import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { scheduledParams } from "../../db/columns.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import { accountById } from "../../db/queries/accounts.ts";
+import { accountById, lockAccountRow } from "../../db/queries/accounts.ts";
 import { scheduledStatusById } from "../../db/queries/statuses.ts";
-import type { AccountRow, ScheduledStatusRow } from "../../db/schema.ts";
+import type { AccountRow, Database, ScheduledStatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { userSettings } from "../accounts/settings.ts";
 import { createStatus } from "./create.ts";
@@ -50,8 +51,9 @@ export function decideSchedule(at: Date | undefined, now = Date.now()): Scheduli
   return { kind: "later", at };
 }
 
-async function checkLimits(ctx: Ctx, accountId: string, at: Date): Promise<void> {
-  const rows = await ctx.db.kysely.selectFrom("scheduled_statuses").select("scheduled_at").where("account_id", "=", accountId).execute();
+/** The limits of 300 scheduled posts and 25 a day; called under the account's lock, in the inserting transaction. */
+async function checkLimits(tx: Kysely<Database>, accountId: string, at: Date): Promise<void> {
+  const rows = await tx.selectFrom("scheduled_statuses").select("scheduled_at").where("account_id", "=", accountId).execute();
   if (rows.length >= TOTAL_LIMIT) throw new ValidationFailed(`You have exceeded the limit of ${TOTAL_LIMIT} scheduled posts`);
   const day = at.toISOString().slice(0, 10);
   if (rows.filter((r) => r.scheduled_at.slice(0, 10) === day).length >= DAILY_LIMIT) {
@@ -65,7 +67,6 @@ async function checkLimits(ctx: Ctx, accountId: string, at: Date): Promise<void>
  */
 export async function scheduleStatus(ctx: Ctx, author: Author, params: StatusParams, at: Date, idempotencyKey?: string): Promise<ScheduledStatusRow> {
   const draft = await prepareStatus(ctx, author, params);
-  await checkLimits(ctx, author.account.id, at);
   const settings = userSettings(author.user);
   const poll = params.poll;
   const stored: ScheduledParams = {
@@ -86,6 +87,8 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: StatusPar
   };
   const id = newId();
   return ctx.db.kysely.transaction().execute(async (tx) => {
+    await lockAccountRow(tx, ctx.db.engine, author.account.id);
+    await checkLimits(tx, author.account.id, at);
     const row = await tx
       .insertInto("scheduled_statuses")
       .values({ id, account_id: author.account.id, scheduled_at: at.toISOString(), params: JSON.stringify(stored), created_at: new Date().toISOString() })

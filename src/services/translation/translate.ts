@@ -1,6 +1,7 @@
 import type { Ctx } from "../../context.ts";
 import type { MediaAttachmentRow, PollRow, StatusRow } from "../../db/schema.ts";
-import { pollOptions } from "../../entities/poll.ts";
+import { pollOptions } from "../../db/columns.ts";
+import { newId } from "../../db/ids.ts";
 import { Forbidden, NotFound, ServiceUnavailable } from "../../errors.ts";
 import { protectHtml, protectText, sanitizeTranslatedHtml, textOfHtml } from "./html.ts";
 import { primaryLanguage, TranslationUnavailable } from "./http.ts";
@@ -37,11 +38,49 @@ async function loadParts(ctx: Ctx, status: StatusRow): Promise<{ media: MediaAtt
   return { media: order.map((id) => byId.get(id)).filter((r): r is MediaAttachmentRow => !!r), poll };
 }
 
+/** How long a translation is kept for reuse. */
+export const TRANSLATION_CACHE_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** A kept translation of this version of the status into `language` by `provider`, if any. */
+async function cachedTranslation(ctx: Ctx, statusId: string, language: string, provider: string, version: string): Promise<Translation | undefined> {
+  const row = await ctx.db.kysely
+    .selectFrom("status_translations")
+    .select(["translation", "created_at"])
+    .where("status_id", "=", statusId)
+    .where("language", "=", language)
+    .where("provider", "=", provider)
+    .where("version", "=", version)
+    .executeTakeFirst();
+  if (!row || Date.parse(row.created_at) + TRANSLATION_CACHE_MS < Date.now()) return undefined;
+  return JSON.parse(row.translation) as Translation;
+}
+
+/** Keeps a translation, replacing one of an older version (or another provider) of the same status and language. */
+async function cacheTranslation(ctx: Ctx, statusId: string, language: string, provider: string, version: string, translation: Translation): Promise<void> {
+  const values = { provider, version, translation: JSON.stringify(translation), created_at: new Date().toISOString() };
+  await ctx.db.kysely
+    .insertInto("status_translations")
+    .values({ id: newId(), status_id: statusId, language, ...values })
+    .onConflict((oc) => oc.columns(["status_id", "language"]).doUpdateSet(values))
+    .execute();
+}
+
+/** Deletes kept translations older than the cache period (the maintenance job). */
+export async function pruneTranslations(ctx: Ctx, now = Date.now()): Promise<number> {
+  const result = await ctx.db.kysely
+    .deleteFrom("status_translations")
+    .where("created_at", "<", new Date(now - TRANSLATION_CACHE_MS).toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /**
  * Machine-translates a status the viewer may see (callers check that) into `targetParam`, or the
  * viewer's locale, or English: its content, content warning, poll options and media descriptions
  * go to the provider in one call. Like Mastodon: only public and unlisted statuses (403 otherwise),
  * only language pairs the provider offers (403), 503 when translation is off or the provider fails.
+ * A translation is kept per status, target language, provider and version (an edit makes a new
+ * version) for 30 days, so asking again does not call the provider.
  */
 export async function translateStatus(ctx: Ctx, status: StatusRow, viewerLocale: string | null | undefined, targetParam: string | undefined): Promise<Translation> {
   const provider = translationProvider(ctx);
@@ -71,6 +110,9 @@ export async function translateStatus(ctx: Ctx, status: StatusRow, viewerLocale:
 
   const source = primaryLanguage(proper.language);
   const target = targetLanguage(targetParam, viewerLocale);
+  const version = proper.edited_at ?? proper.created_at;
+  const cached = await cachedTranslation(ctx, proper.id, target, provider.name, version);
+  if (cached) return cached;
   try {
     const pairs = await languagePairs(provider);
     if (!pairs[source ?? UNDETERMINED]?.includes(target)) throw new Forbidden();
@@ -87,7 +129,7 @@ export async function translateStatus(ctx: Ctx, status: StatusRow, viewerLocale:
       else if (piece.kind === "option") optionTitles[piece.index] = textOfHtml(text);
       else translated.set(piece.id, textOfHtml(text));
     });
-    return {
+    const translation: Translation = {
       content,
       spoiler_text: spoilerText,
       media_attachments: media.map((m) => ({ id: m.id, description: translated.get(m.id) ?? "" })),
@@ -95,6 +137,8 @@ export async function translateStatus(ctx: Ctx, status: StatusRow, viewerLocale:
       detected_source_language: result.detectedSourceLanguage,
       provider: provider.name,
     };
+    await cacheTranslation(ctx, proper.id, target, provider.name, version, translation);
+    return translation;
   } catch (error) {
     if (error instanceof TranslationUnavailable) ctx.log.warn({ provider: provider.name, reason: error.reason, statusId: proper.id }, "translation failed");
     throw error;

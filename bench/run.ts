@@ -139,6 +139,21 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: "public_timeline",
+    needs: "statuses",
+    title: "GET /api/v1/timelines/public (anonymous, 20)",
+    requests: () => () => ({ path: "/api/v1/timelines/public" }),
+  },
+  {
+    name: "public_timeline_token",
+    needs: "statuses",
+    title: "GET /api/v1/timelines/public?limit=40 (token)",
+    requests: (m) => {
+      const token = tokenCycle(m);
+      return () => ({ path: "/api/v1/timelines/public?limit=40", headers: bearer(token()) });
+    },
+  },
+  {
     name: "post",
     title: "POST /api/v1/statuses (token; mention, hashtag)",
     requests: (m) => {

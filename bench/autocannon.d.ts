@@ -18,7 +18,12 @@ declare module "autocannon" {
     /** Called before each request; returns the request to send. */
     setupRequest?: (request: RequestData, context: Record<string, unknown>) => RequestData | undefined;
     /** Called with each response (the body is collected when this is set). */
-    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, string>,
+    ) => void;
   }
 
   export interface Options {

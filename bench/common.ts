@@ -95,7 +95,10 @@ export function benchEnvironment(databaseUrl: string, dataDir: string, engine: E
 export function gitCommit(): string {
   try {
     const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "package.json", "package-lock.json"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "package.json", "package-lock.json"], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+    }).trim();
     return dirty ? `${commit}+dirty` : commit;
   } catch {
     return "unknown";
@@ -122,7 +125,9 @@ export class BenchError extends Error {
 /** Benchmark databases are dropped and recreated; only names that say so may be. */
 export function assertBenchDatabaseName(name: string): void {
   if (!/^rookery_bench[a-z0-9_]*$/.test(name)) {
-    throw new BenchError(`refusing to recreate PostgreSQL database "${name}": benchmark databases must be named rookery_bench…`);
+    throw new BenchError(
+      `refusing to recreate PostgreSQL database "${name}": benchmark databases must be named rookery_bench…`,
+    );
   }
 }
 
@@ -247,7 +252,11 @@ export class Progress {
 }
 
 /** Runs `worker` over `items` with at most `concurrency` at a time, in order of start. */
-export async function runPool<T>(items: readonly T[], concurrency: number, worker: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function runPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  worker: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const loops = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
     while (next < items.length) {
@@ -271,10 +280,46 @@ export const WORDS = (
   "good great tiny huge slow fast quiet loud early late warm cold new old strange lovely tired happy curious"
 ).split(" ");
 export const TAGS = [
-  "rookery", "fediverse", "photography", "cats", "typescript", "coffee", "gardening", "books", "music", "birds", "cycling",
-  "opensource", "postgres", "sqlite", "nodejs", "introduction", "caturday", "sunset", "baking", "hiking", "art", "mastodon",
-  "climate", "history", "science", "linux", "selfhosting", "writing", "food", "travel", "running", "retrocomputing", "knitting",
-  "astronomy", "fountainpens", "boardgames", "trains", "maps", "poetry", "languages",
+  "rookery",
+  "fediverse",
+  "photography",
+  "cats",
+  "typescript",
+  "coffee",
+  "gardening",
+  "books",
+  "music",
+  "birds",
+  "cycling",
+  "opensource",
+  "postgres",
+  "sqlite",
+  "nodejs",
+  "introduction",
+  "caturday",
+  "sunset",
+  "baking",
+  "hiking",
+  "art",
+  "mastodon",
+  "climate",
+  "history",
+  "science",
+  "linux",
+  "selfhosting",
+  "writing",
+  "food",
+  "travel",
+  "running",
+  "retrocomputing",
+  "knitting",
+  "astronomy",
+  "fountainpens",
+  "boardgames",
+  "trains",
+  "maps",
+  "poetry",
+  "languages",
 ];
 
 /** A sentence of 5–16 words from the vocabulary. */

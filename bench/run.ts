@@ -117,7 +117,10 @@ const SCENARIOS: Scenario[] = [
     requests: (m) => {
       let i = 0;
       const token = tokenCycle(m);
-      return () => ({ path: `/api/v1/statuses/${m.threads[i++ % m.threads.length].focusId}/context`, headers: bearer(token()) });
+      return () => ({
+        path: `/api/v1/statuses/${m.threads[i++ % m.threads.length].focusId}/context`,
+        headers: bearer(token()),
+      });
     },
   },
   {
@@ -127,7 +130,13 @@ const SCENARIOS: Scenario[] = [
     requests: (m) => {
       const rng = new Random(3);
       const token = tokenCycle(m);
-      return () => ({ path: `/api/v1/statuses?${rng.sample(m.publicStatusIds, 20).map((id) => `id%5B%5D=${id}`).join("&")}`, headers: bearer(token()) });
+      return () => ({
+        path: `/api/v1/statuses?${rng
+          .sample(m.publicStatusIds, 20)
+          .map((id) => `id%5B%5D=${id}`)
+          .join("&")}`,
+        headers: bearer(token()),
+      });
     },
   },
   {
@@ -212,8 +221,12 @@ Options:
   --warmup S                Unmeasured seconds before each scenario (default: 2; 0 for none)
   --connections N           Concurrent connections (default: 10)
   --scenarios LIST          Comma-separated scenario names (default: all but the optional ones):
-                            ${SCENARIOS.filter((s) => !s.optional).map((s) => s.name).join(", ")}
-                            optional: ${SCENARIOS.filter((s) => s.optional).map((s) => s.name).join(", ")}
+                            ${SCENARIOS.filter((s) => !s.optional)
+                              .map((s) => s.name)
+                              .join(", ")}
+                            optional: ${SCENARIOS.filter((s) => s.optional)
+                              .map((s) => s.name)
+                              .join(", ")}
   --users N                 Users of the data set (default: ${DEFAULT_USERS})
   --statuses N              Statuses of the data set (default: ${DEFAULT_STATUSES})
   --reseed                  Seed a fresh data set even when a matching one exists
@@ -248,7 +261,8 @@ interface RunOptions {
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min: number): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
   return Number(raw);
 }
 
@@ -274,15 +288,27 @@ function parseRunArgs(argv: string[]): RunOptions | "help" {
     strict: true,
   });
   if (values.help) return "help";
-  const engines: Engine[] = values.engine === "both" ? ["sqlite", "postgres"] : values.engine === "sqlite" || values.engine === "postgres" ? [values.engine] : [];
+  const engines: Engine[] =
+    values.engine === "both"
+      ? ["sqlite", "postgres"]
+      : values.engine === "sqlite" || values.engine === "postgres"
+        ? [values.engine]
+        : [];
   if (engines.length === 0) throw new Error(`--engine must be sqlite, postgres or both, got "${values.engine}"`);
   // The port is read from the start-up line, which is logged at level info.
-  if (!["info", "debug", "trace"].includes(values["log-level"])) throw new Error(`--log-level must be info, debug or trace (the port is read from an info line), got "${values["log-level"]}"`);
+  if (!["info", "debug", "trace"].includes(values["log-level"]))
+    throw new Error(
+      `--log-level must be info, debug or trace (the port is read from an info line), got "${values["log-level"]}"`,
+    );
   let scenarios = SCENARIOS.filter((s) => !s.optional);
   if (values.scenarios) {
-    const names = values.scenarios.split(",").map((s) => s.trim()).filter(Boolean);
+    const names = values.scenarios
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-    if (unknown.length) throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+    if (unknown.length)
+      throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`);
     scenarios = SCENARIOS.filter((s) => names.includes(s.name));
   }
   return {
@@ -316,7 +342,8 @@ interface DataSetState {
 
 /** What the database holds now, or why the manifest does not describe it. */
 async function inspectDataSet(manifest: Manifest): Promise<DataSetState | string> {
-  if (manifest.databaseUrl.startsWith("sqlite:") && !existsSync(manifest.databaseUrl.slice("sqlite:".length))) return "the SQLite file is missing";
+  if (manifest.databaseUrl.startsWith("sqlite:") && !existsSync(manifest.databaseUrl.slice("sqlite:".length)))
+    return "the SQLite file is missing";
   let db;
   try {
     db = await openDatabase(manifest.databaseUrl);
@@ -324,14 +351,22 @@ async function inspectDataSet(manifest: Manifest): Promise<DataSetState | string
     return `the database cannot be opened (${(error as Error).message})`;
   }
   try {
-    const token = await db.kysely.selectFrom("oauth_access_tokens").select("id").where("token_digest", "=", digest(manifest.tokens[0].token)).executeTakeFirst();
+    const token = await db.kysely
+      .selectFrom("oauth_access_tokens")
+      .select("id")
+      .where("token_digest", "=", digest(manifest.tokens[0].token))
+      .executeTakeFirst();
     if (!token) return "the manifest's tokens are not in the database";
-    const statuses = await db.kysely.selectFrom("statuses").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+    const statuses = await db.kysely
+      .selectFrom("statuses")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .executeTakeFirstOrThrow();
     const version =
       db.engine === "sqlite"
         ? `SQLite ${(await sql<{ v: string }>`select sqlite_version() as v`.execute(db.kysely)).rows[0].v} (node:sqlite, WAL)`
         : `PostgreSQL ${(await sql<{ v: string }>`select current_setting('server_version') as v`.execute(db.kysely)).rows[0].v.split(" ")[0]}`;
-    if (Number(statuses.n) !== manifest.counts.statuses) return `the database holds ${statuses.n} statuses, the manifest ${manifest.counts.statuses}`;
+    if (Number(statuses.n) !== manifest.counts.statuses)
+      return `the database holds ${statuses.n} statuses, the manifest ${manifest.counts.statuses}`;
     return { manifest, statusesNow: Number(statuses.n), databaseVersion: version };
   } catch (error) {
     return `the database does not hold the data set (${(error as Error).message})`;
@@ -349,7 +384,19 @@ function readManifest(file: string): Manifest | undefined {
 }
 
 async function runSeed(options: RunOptions, engine: Engine): Promise<void> {
-  const args = [join(REPO_ROOT, "bench", "seed.ts"), "--engine", engine, "--data-dir", options.dataDir, "--postgres-url", options.postgresUrl, "--users", String(options.users), "--statuses", String(options.statuses)];
+  const args = [
+    join(REPO_ROOT, "bench", "seed.ts"),
+    "--engine",
+    engine,
+    "--data-dir",
+    options.dataDir,
+    "--postgres-url",
+    options.postgresUrl,
+    "--users",
+    String(options.users),
+    "--statuses",
+    String(options.statuses),
+  ];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], cwd: REPO_ROOT });
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   if (code !== 0) throw new Error(`seeding ${engine} failed (exit code ${code})`);
@@ -364,7 +411,8 @@ async function ensureDataSet(options: RunOptions, engine: Engine): Promise<DataS
     if (!manifest) reason = `no manifest at ${file}`;
     else if (manifest.format !== MANIFEST_FORMAT) reason = "the manifest is of an older format";
     else if (manifest.databaseUrl !== url) reason = `the manifest describes ${manifest.databaseUrl}`;
-    else if (manifest.users !== options.users || manifest.statuses !== options.statuses) reason = `the data set has ${manifest.users} users and ${manifest.statuses} statuses`;
+    else if (manifest.users !== options.users || manifest.statuses !== options.statuses)
+      reason = `the data set has ${manifest.users} users and ${manifest.statuses} statuses`;
   }
   if (!reason && manifest) {
     const state = await inspectDataSet(manifest);
@@ -448,7 +496,11 @@ async function startServer(options: RunOptions, engine: Engine, databaseUrl: str
     LOG_LEVEL: options.logLevel,
   };
   // The data directory as working directory: a developer's .env in the repository stays out.
-  const child = spawn(process.execPath, [join(REPO_ROOT, "src", "main.ts")], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [join(REPO_ROOT, "src", "main.ts")], {
+    cwd: dir,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const killOnExit = () => child.kill("SIGKILL");
   process.on("exit", killOnExit);
   const problems: LoggedProblem[] = [];
@@ -474,7 +526,8 @@ async function startServer(options: RunOptions, engine: Engine, databaseUrl: str
       try {
         const entry = JSON.parse(line) as { level: number; msg?: string; port?: number; time?: number };
         if (serving && typeof entry.port === "number") resolvePort(entry.port);
-        if (entry.level >= 40) problems.push({ at: entry.time ?? Date.now(), level: entry.level, msg: entry.msg ?? "", line });
+        if (entry.level >= 40)
+          problems.push({ at: entry.time ?? Date.now(), level: entry.level, msg: entry.msg ?? "", line });
       } catch {
         // not JSON: ignore
       }
@@ -483,9 +536,14 @@ async function startServer(options: RunOptions, engine: Engine, databaseUrl: str
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
 
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the server did not start within 60 s; see ${logFile}`)), 60_000)));
+  const timeout = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(() => reject(new Error(`the server did not start within 60 s; see ${logFile}`)), 60_000)),
+  );
   const early = exited.then((code) => {
-    throw new Error(`the server exited during start-up (code ${code}): ${stderrTail.join("").trim() || `see ${logFile}`}`);
+    throw new Error(
+      `the server exited during start-up (code ${code}): ${stderrTail.join("").trim() || `see ${logFile}`}`,
+    );
   });
   let port: number;
   try {
@@ -579,7 +637,15 @@ interface ScenarioResult {
   problems: LoggedProblem[];
 }
 
-async function fire(port: number, connections: number, duration: number, next: () => Request, samples?: Record<string, string[]>, errors?: string[], onTick?: (requests: number) => void): Promise<Result> {
+async function fire(
+  port: number,
+  connections: number,
+  duration: number,
+  next: () => Request,
+  samples?: Record<string, string[]>,
+  errors?: string[],
+  onTick?: (requests: number) => void,
+): Promise<Result> {
   const instance = autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
@@ -589,7 +655,13 @@ async function fire(port: number, connections: number, duration: number, next: (
       {
         setupRequest: (request) => {
           const r = next();
-          return { ...request, method: r.method ?? "GET", path: r.path, headers: { ...request.headers, ...r.headers }, body: r.body };
+          return {
+            ...request,
+            method: r.method ?? "GET",
+            path: r.path,
+            headers: { ...request.headers, ...r.headers },
+            body: r.body,
+          };
         },
         onResponse: samples
           ? (status, body) => {
@@ -616,7 +688,13 @@ async function fire(port: number, connections: number, duration: number, next: (
   return instance;
 }
 
-async function runScenario(options: RunOptions, server: Server, manifest: Manifest, scenario: Scenario, engine: Engine): Promise<ScenarioResult> {
+async function runScenario(
+  options: RunOptions,
+  server: Server,
+  manifest: Manifest,
+  scenario: Scenario,
+  engine: Engine,
+): Promise<ScenarioResult> {
   const tty = process.stderr.isTTY === true;
   const label = `[${engine}] ${scenario.name.padEnd(18)}`;
   if (options.warmup > 0) {
@@ -631,10 +709,18 @@ async function runScenario(options: RunOptions, server: Server, manifest: Manife
   const clientBefore = process.cpuUsage();
   const wallBefore = performance.now();
   let second = 0;
-  const result = await fire(server.port, options.connections, options.duration, scenario.requests(manifest), samples, errorMessages, (requests) => {
-    second++;
-    if (tty) process.stderr.write(`\r\x1b[2K${label} ${second}/${options.duration} s  ${requests} requests`);
-  });
+  const result = await fire(
+    server.port,
+    options.connections,
+    options.duration,
+    scenario.requests(manifest),
+    samples,
+    errorMessages,
+    (requests) => {
+      second++;
+      if (tty) process.stderr.write(`\r\x1b[2K${label} ${second}/${options.duration} s  ${requests} requests`);
+    },
+  );
   const wall = (performance.now() - wallBefore) / 1000;
   const client = process.cpuUsage(clientBefore);
   const serverAfter = processCpu(server.child.pid!)?.seconds ?? Number.NaN;
@@ -711,17 +797,29 @@ middle of a thread. Each run works on a fresh copy of the seeded database (a fil
 }
 
 function formatNumber(value: number, digits = 0): string {
-  return Number.isFinite(value) ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits }) : "–";
+  return Number.isFinite(value)
+    ? value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : "–";
 }
 
-function engineSection(engine: Engine, options: RunOptions, state: DataSetState, results: ScenarioResult[], startedAt: Date, load: number[], server: { logFile: string }): string {
+function engineSection(
+  engine: Engine,
+  options: RunOptions,
+  state: DataSetState,
+  results: ScenarioResult[],
+  startedAt: Date,
+  load: number[],
+  server: { logFile: string },
+): string {
   const m = state.manifest;
   const c = m.counts;
   const cpu = cpus();
   const lines: string[] = [];
   lines.push(`## ${ENGINE_TITLES[engine]}`, "");
   lines.push(`- Date: ${startedAt.toISOString().replace(/\.\d+Z$/, "Z")}`);
-  lines.push(`- Commit: \`${gitCommit()}\` · Node ${process.version} · ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? "unknown"}) · load average at start ${load.map((l) => l.toFixed(2)).join(" / ")}`);
+  lines.push(
+    `- Commit: \`${gitCommit()}\` · Node ${process.version} · ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? "unknown"}) · load average at start ${load.map((l) => l.toFixed(2)).join(" / ")}`,
+  );
   lines.push(`- Database: ${state.databaseVersion}`);
   lines.push(
     `- Data set: ${formatNumber(m.users)} users, ${formatNumber(c.statuses)} statuses (${formatNumber(c.replies)} replies, ${formatNumber(c.boosts)} boosts, ${m.threads.length} threads${m.threads.length ? ` of ${Math.min(...m.threads.map((t) => t.size))}–${Math.max(...m.threads.map((t) => t.size))} posts` : ""}; ` +
@@ -729,15 +827,28 @@ function engineSection(engine: Engine, options: RunOptions, state: DataSetState,
       `${formatNumber(c.statuses_private ?? 0)} private, ${formatNumber(c.statuses_direct ?? 0)} direct), ${formatNumber(c.mentions)} mentions, ${formatNumber(c.statuses_tags)} hashtag uses, ` +
       `${formatNumber(c.favourites)} favourites, ${formatNumber(c.bookmarks)} bookmarks, ${formatNumber(c.follows)} follows; seeded in ${m.seedSeconds} s (seed ${m.randomSeed}, commit \`${m.commit}\`)`,
   );
-  lines.push(`- Load: ${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s of warm-up, autocannon 8 on the same machine; server LOG_LEVEL=${options.logLevel}`);
-  const flags = [`--engine ${engine}`, `--duration ${options.duration}`, `--warmup ${options.warmup}`, `--connections ${options.connections}`];
-  if (m.users !== DEFAULT_USERS || m.statuses !== DEFAULT_STATUSES) flags.push(`--users ${m.users} --statuses ${m.statuses}`);
-  const defaults = SCENARIOS.filter((s) => !s.optional).map((s) => s.name).join();
-  if (options.scenarios.map((s) => s.name).join() !== defaults) flags.push(`--scenarios ${options.scenarios.map((s) => s.name).join(",")}`);
+  lines.push(
+    `- Load: ${options.connections} connections, ${options.duration} s per scenario after ${options.warmup} s of warm-up, autocannon 8 on the same machine; server LOG_LEVEL=${options.logLevel}`,
+  );
+  const flags = [
+    `--engine ${engine}`,
+    `--duration ${options.duration}`,
+    `--warmup ${options.warmup}`,
+    `--connections ${options.connections}`,
+  ];
+  if (m.users !== DEFAULT_USERS || m.statuses !== DEFAULT_STATUSES)
+    flags.push(`--users ${m.users} --statuses ${m.statuses}`);
+  const defaults = SCENARIOS.filter((s) => !s.optional)
+    .map((s) => s.name)
+    .join();
+  if (options.scenarios.map((s) => s.name).join() !== defaults)
+    flags.push(`--scenarios ${options.scenarios.map((s) => s.name).join(",")}`);
   lines.push(`- Reproduce: \`node bench/run.ts ${flags.join(" ")}\``);
   lines.push("");
   const db = engine === "postgres";
-  lines.push(`| Scenario | Req/s | Requests | p50 | p90 | p99 | Max | Errors | Non-2xx | Server CPU |${db ? " DB CPU |" : ""} Client CPU |`);
+  lines.push(
+    `| Scenario | Req/s | Requests | p50 | p90 | p99 | Max | Errors | Non-2xx | Server CPU |${db ? " DB CPU |" : ""} Client CPU |`,
+  );
   lines.push(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|${db ? "---:|" : ""}---:|`);
   for (const r of results) {
     lines.push(
@@ -752,16 +863,25 @@ function engineSection(engine: Engine, options: RunOptions, state: DataSetState,
   } else {
     lines.push("Problems seen:", "");
     for (const r of troubled) {
-      const codes = Object.entries(r.statusCodes).map(([code, n]) => `${code} × ${formatNumber(n)}`).join(", ");
-      lines.push(`- **${r.name}**: status codes ${codes}; ${r.errors} connection errors (${r.timeouts} timeouts)${r.errorMessages.length ? ` — ${[...new Set(r.errorMessages)].join("; ")}` : ""}`);
-      for (const [code, bodies] of Object.entries(r.samples)) lines.push(`  - ${code} body: \`${bodies[0].replace(/`/g, "'").replace(/\s+/g, " ")}\``);
+      const codes = Object.entries(r.statusCodes)
+        .map(([code, n]) => `${code} × ${formatNumber(n)}`)
+        .join(", ");
+      lines.push(
+        `- **${r.name}**: status codes ${codes}; ${r.errors} connection errors (${r.timeouts} timeouts)${r.errorMessages.length ? ` — ${[...new Set(r.errorMessages)].join("; ")}` : ""}`,
+      );
+      for (const [code, bodies] of Object.entries(r.samples))
+        lines.push(`  - ${code} body: \`${bodies[0].replace(/`/g, "'").replace(/\s+/g, " ")}\``);
       if (r.problems.length) {
         const byMessage = new Map<string, number>();
-        for (const p of r.problems) byMessage.set(`level ${p.level}: ${p.msg}`, (byMessage.get(`level ${p.level}: ${p.msg}`) ?? 0) + 1);
+        for (const p of r.problems)
+          byMessage.set(`level ${p.level}: ${p.msg}`, (byMessage.get(`level ${p.level}: ${p.msg}`) ?? 0) + 1);
         for (const [msg, n] of byMessage) lines.push(`  - server log: ${n} × "${msg}"`);
       }
     }
-    lines.push("", `Server log of this run: \`${relative(REPO_ROOT, server.logFile).startsWith("..") ? server.logFile : relative(REPO_ROOT, server.logFile)}\` (not kept in the repository).`);
+    lines.push(
+      "",
+      `Server log of this run: \`${relative(REPO_ROOT, server.logFile).startsWith("..") ? server.logFile : relative(REPO_ROOT, server.logFile)}\` (not kept in the repository).`,
+    );
   }
   return lines.join("\n");
 }
@@ -778,7 +898,8 @@ function writeSection(file: string, engine: Engine, section: string): void {
   } else {
     // Engines keep a fixed order: SQLite before PostgreSQL.
     const postgresBegin = text.indexOf("<!-- bench:postgres:begin -->");
-    if (engine === "sqlite" && postgresBegin !== -1) text = `${text.slice(0, postgresBegin)}${block}\n\n${text.slice(postgresBegin)}`;
+    if (engine === "sqlite" && postgresBegin !== -1)
+      text = `${text.slice(0, postgresBegin)}${block}\n\n${text.slice(postgresBegin)}`;
     else text = `${text.trimEnd()}\n\n${block}\n`;
   }
   writeFileSync(file, text);
@@ -791,14 +912,21 @@ async function benchmarkEngine(options: RunOptions, engine: Engine): Promise<voi
   const state = await ensureDataSet(options, engine);
   const startedAt = new Date();
   const load = loadavg();
-  say(`[${engine}] ${state.databaseVersion}; ${state.statusesNow} statuses; load average ${load.map((l) => l.toFixed(2)).join(" ")}`);
+  say(
+    `[${engine}] ${state.databaseVersion}; ${state.statusesNow} statuses; load average ${load.map((l) => l.toFixed(2)).join(" ")}`,
+  );
   const workingUrl = await prepareWorkingCopy(state.manifest.databaseUrl);
   const server = await startServer(options, engine, workingUrl);
   say(`[${engine}] server pid ${server.child.pid} on 127.0.0.1:${server.port}; log ${server.logFile}`);
   const results: ScenarioResult[] = [];
   const runnable = options.scenarios.filter((scenario) => {
-    const missing = (scenario.needs === "threads" && state.manifest.threads.length === 0) || (scenario.needs === "statuses" && state.manifest.publicStatusIds.length === 0);
-    if (missing) say(`[${engine}] skipping ${scenario.name}: the data set has no ${scenario.needs === "threads" ? "threads (seed at least 200 statuses)" : "public statuses"}`);
+    const missing =
+      (scenario.needs === "threads" && state.manifest.threads.length === 0) ||
+      (scenario.needs === "statuses" && state.manifest.publicStatusIds.length === 0);
+    if (missing)
+      say(
+        `[${engine}] skipping ${scenario.name}: the data set has no ${scenario.needs === "threads" ? "threads (seed at least 200 statuses)" : "public statuses"}`,
+      );
     return !missing;
   });
   try {
@@ -806,8 +934,15 @@ async function benchmarkEngine(options: RunOptions, engine: Engine): Promise<voi
     for (const scenario of runnable) {
       if (scenario.name === "post") continue;
       const r = scenario.requests(state.manifest)();
-      const response = await fetch(`http://127.0.0.1:${server.port}${r.path}`, { method: r.method ?? "GET", headers: r.headers, body: r.body });
-      if (!response.ok) say(`[${engine}] warning: ${scenario.name} answered ${response.status} to its first request: ${(await response.text()).slice(0, 200)}`);
+      const response = await fetch(`http://127.0.0.1:${server.port}${r.path}`, {
+        method: r.method ?? "GET",
+        headers: r.headers,
+        body: r.body,
+      });
+      if (!response.ok)
+        say(
+          `[${engine}] warning: ${scenario.name} answered ${response.status} to its first request: ${(await response.text()).slice(0, 200)}`,
+        );
       else await response.arrayBuffer();
     }
     for (const scenario of runnable) results.push(await runScenario(options, server, state.manifest, scenario, engine));

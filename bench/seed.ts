@@ -96,12 +96,74 @@ export interface SeedOptions {
 // Vocabulary
 
 const FIRST_NAMES = [
-  "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj", "olivia", "peggy",
-  "rupert", "sybil", "trent", "victor", "walter", "yasmin", "zoe", "amara", "bruno", "chen", "dmitri", "elena", "farid",
-  "greta", "hiro", "ines", "jonas", "kemal", "lena", "mateo", "noor", "oskar", "priya", "quentin", "rosa", "sami", "tariq",
-  "uma", "vera", "wren", "ximena", "yusuf", "zara", "anouk", "bea", "cyril",
+  "alice",
+  "bob",
+  "carol",
+  "dave",
+  "erin",
+  "frank",
+  "grace",
+  "heidi",
+  "ivan",
+  "judy",
+  "mallory",
+  "niaj",
+  "olivia",
+  "peggy",
+  "rupert",
+  "sybil",
+  "trent",
+  "victor",
+  "walter",
+  "yasmin",
+  "zoe",
+  "amara",
+  "bruno",
+  "chen",
+  "dmitri",
+  "elena",
+  "farid",
+  "greta",
+  "hiro",
+  "ines",
+  "jonas",
+  "kemal",
+  "lena",
+  "mateo",
+  "noor",
+  "oskar",
+  "priya",
+  "quentin",
+  "rosa",
+  "sami",
+  "tariq",
+  "uma",
+  "vera",
+  "wren",
+  "ximena",
+  "yusuf",
+  "zara",
+  "anouk",
+  "bea",
+  "cyril",
 ];
-const SURNAMES = ["Nguyen", "Okafor", "Schmidt", "Rossi", "Kowalski", "Tanaka", "Silva", "Dubois", "Haddad", "Larsen", "Moreau", "Ivanova", "Costa", "Novak", "Singh"];
+const SURNAMES = [
+  "Nguyen",
+  "Okafor",
+  "Schmidt",
+  "Rossi",
+  "Kowalski",
+  "Tanaka",
+  "Silva",
+  "Dubois",
+  "Haddad",
+  "Larsen",
+  "Moreau",
+  "Ivanova",
+  "Costa",
+  "Novak",
+  "Singh",
+];
 const CONTENT_WARNINGS = ["spoilers", "food", "politics", "long post", "eye contact", "mental health", "news"];
 const LINK_HOSTS = ["example.org", "blog.example.net", "news.example.com", "docs.example.org"];
 
@@ -145,9 +207,21 @@ function pickVisibility(rng: Random, table: ReadonlyArray<[Visibility, number]>)
   return table[0][0];
 }
 
-const GENERAL_VISIBILITY: ReadonlyArray<[Visibility, number]> = [["public", 0.7], ["unlisted", 0.12], ["private", 0.12], ["direct", 0.06]];
-const REPLY_VISIBILITY: ReadonlyArray<[Visibility, number]> = [["public", 0.75], ["unlisted", 0.2], ["private", 0.05]];
-const THREAD_VISIBILITY: ReadonlyArray<[Visibility, number]> = [["public", 0.8], ["unlisted", 0.2]];
+const GENERAL_VISIBILITY: ReadonlyArray<[Visibility, number]> = [
+  ["public", 0.7],
+  ["unlisted", 0.12],
+  ["private", 0.12],
+  ["direct", 0.06],
+];
+const REPLY_VISIBILITY: ReadonlyArray<[Visibility, number]> = [
+  ["public", 0.75],
+  ["unlisted", 0.2],
+  ["private", 0.05],
+];
+const THREAD_VISIBILITY: ReadonlyArray<[Visibility, number]> = [
+  ["public", 0.8],
+  ["unlisted", 0.2],
+];
 
 function planStatuses(rng: Random, usernames: readonly string[], total: number): Plan {
   const users = usernames.length;
@@ -170,7 +244,9 @@ function planStatuses(rng: Random, usernames: readonly string[], total: number):
   const threadCount = originals >= 200 ? Math.max(1, Math.round(originals / 1000)) : 0;
   const threadSizes = Array.from({ length: threadCount }, () => rng.int(20, 60));
   const general = originals - threadSizes.reduce((a, b) => a + b, 0);
-  const slots: Array<{ key: number; thread?: number; member?: number }> = Array.from({ length: general }, (_, i) => ({ key: i }));
+  const slots: Array<{ key: number; thread?: number; member?: number }> = Array.from({ length: general }, (_, i) => ({
+    key: i,
+  }));
   threadSizes.forEach((size, thread) => {
     let key = rng.next() * general * 0.7;
     for (let member = 0; member < size; member++) {
@@ -182,7 +258,12 @@ function planStatuses(rng: Random, usernames: readonly string[], total: number):
 
   const specs: StatusSpec[] = [];
   const threads: ThreadPlan[] = threadSizes.map(() => ({ members: [], depth: [], parentOf: [] }));
-  const participants = threadSizes.map(() => rng.sample(Array.from({ length: users }, (_, i) => i), rng.int(3, Math.min(6, users))));
+  const participants = threadSizes.map(() =>
+    rng.sample(
+      Array.from({ length: users }, (_, i) => i),
+      rng.int(3, Math.min(6, users)),
+    ),
+  );
   const replyPool: number[] = [];
   const remember = (index: number) => {
     replyPool.push(index);
@@ -196,7 +277,9 @@ function planStatuses(rng: Random, usernames: readonly string[], total: number):
     if (rng.chance(0.08)) parts.push(`https://${rng.pick(LINK_HOSTS)}/${rng.pick(WORDS)}/${rng.int(1, 99999)}`);
     if (rng.chance(0.35)) {
       const count = rng.int(1, 3);
-      parts.push([...new Set(Array.from({ length: count }, () => TAGS[rng.weighted(tagWeights)]))].map((t) => `#${t}`).join(" "));
+      parts.push(
+        [...new Set(Array.from({ length: count }, () => TAGS[rng.weighted(tagWeights)]))].map((t) => `#${t}`).join(" "),
+      );
     }
     return parts.join(" ");
   };
@@ -212,7 +295,16 @@ function planStatuses(rng: Random, usernames: readonly string[], total: number):
       const thread = threads[slot.thread];
       const people = participants[slot.thread];
       if (slot.member === 0) {
-        specs.push({ author: people[0], text: body(people[0], []), visibility: "public", spoilerText: "", language: "en", parent: undefined, viaApp: true, thread: slot.thread });
+        specs.push({
+          author: people[0],
+          text: body(people[0], []),
+          visibility: "public",
+          spoilerText: "",
+          language: "en",
+          parent: undefined,
+          viaApp: true,
+          thread: slot.thread,
+        });
         thread.parentOf.push(-1);
         thread.depth.push(0);
       } else {
@@ -222,7 +314,16 @@ function planStatuses(rng: Random, usernames: readonly string[], total: number):
         const parentAuthor = specs[parent].author;
         const author = people.length > 1 ? rng.pick(people.filter((p) => p !== parentAuthor)) : parentAuthor;
         const opening = author === parentAuthor ? [] : [`@${usernames[parentAuthor]}`];
-        specs.push({ author, text: body(author, opening), visibility: pickVisibility(rng, THREAD_VISIBILITY), spoilerText: "", language: "en", parent, viaApp: rng.chance(0.7), thread: slot.thread });
+        specs.push({
+          author,
+          text: body(author, opening),
+          visibility: pickVisibility(rng, THREAD_VISIBILITY),
+          spoilerText: "",
+          language: "en",
+          parent,
+          viaApp: rng.chance(0.7),
+          thread: slot.thread,
+        });
         thread.parentOf.push(local);
         thread.depth.push(thread.depth[local] + 1);
       }
@@ -235,13 +336,31 @@ function planStatuses(rng: Random, usernames: readonly string[], total: number):
       const parentAuthor = specs[parent].author;
       const opening = parentAuthor === author ? [] : [`@${usernames[parentAuthor]}`];
       const visibility = pickVisibility(rng, REPLY_VISIBILITY);
-      specs.push({ author, text: body(author, opening), visibility, spoilerText: warning(), language: language(), parent, viaApp: rng.chance(0.7), thread: undefined });
+      specs.push({
+        author,
+        text: body(author, opening),
+        visibility,
+        spoilerText: warning(),
+        language: language(),
+        parent,
+        viaApp: rng.chance(0.7),
+        thread: undefined,
+      });
       if (visibility === "public" || visibility === "unlisted") remember(index);
       continue;
     }
     const visibility = pickVisibility(rng, GENERAL_VISIBILITY);
     const opening = visibility === "direct" && users > 1 ? [`@${usernames[pickMentioned(author)]}`] : [];
-    specs.push({ author, text: body(author, opening), visibility, spoilerText: warning(), language: language(), parent: undefined, viaApp: rng.chance(0.7), thread: undefined });
+    specs.push({
+      author,
+      text: body(author, opening),
+      visibility,
+      spoilerText: warning(),
+      language: language(),
+      parent: undefined,
+      viaApp: rng.chance(0.7),
+      thread: undefined,
+    });
     if (visibility === "public" || visibility === "unlisted") remember(index);
   }
   return { specs, threads, boosts };
@@ -271,7 +390,10 @@ async function recreateDatabase(options: SeedOptions): Promise<void> {
   if (options.databaseUrl.startsWith("sqlite:")) {
     const file = sqlitePath(options.databaseUrl);
     const inside = !relative(resolve(options.dataDir), file).startsWith("..");
-    if (!inside) throw new BenchError(`refusing to delete ${file}: benchmark SQLite files live under --data-dir (${options.dataDir})`);
+    if (!inside)
+      throw new BenchError(
+        `refusing to delete ${file}: benchmark SQLite files live under --data-dir (${options.dataDir})`,
+      );
     for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
     mkdirSync(dirname(file), { recursive: true });
     return;
@@ -288,7 +410,12 @@ async function recreateDatabase(options: SeedOptions): Promise<void> {
   }
 }
 
-async function insertInChunks<T extends object>(label: string, rows: T[], insert: (chunk: T[]) => Promise<unknown>, quiet: boolean): Promise<void> {
+async function insertInChunks<T extends object>(
+  label: string,
+  rows: T[],
+  insert: (chunk: T[]) => Promise<unknown>,
+  quiet: boolean,
+): Promise<void> {
   const progress = new Progress(label, rows.length, quiet);
   for (let i = 0; i < rows.length; i += 500) {
     const chunk = rows.slice(i, i + 500);
@@ -313,9 +440,14 @@ export async function seed(options: SeedOptions): Promise<Manifest> {
     if (!options.quiet) process.stderr.write(`${message}\n`);
   };
   mkdirSync(engineDir(options.dataDir, options.engine), { recursive: true });
-  log(`seeding ${options.engine} (${options.databaseUrl.replace(/\/\/[^@/]*@/, "//***@")}): ${options.users} users, ${options.statuses} statuses`);
+  log(
+    `seeding ${options.engine} (${options.databaseUrl.replace(/\/\/[^@/]*@/, "//***@")}): ${options.users} users, ${options.statuses} statuses`,
+  );
   await recreateDatabase(options);
-  const config = loadConfig({ ...benchEnvironment(options.databaseUrl, options.dataDir, options.engine), LOG_LEVEL: "warn" });
+  const config = loadConfig({
+    ...benchEnvironment(options.databaseUrl, options.dataDir, options.engine),
+    LOG_LEVEL: "warn",
+  });
   const ctx: Ctx = await boot(config);
   try {
     return await fill(ctx, options, rng, started);
@@ -329,11 +461,21 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
   const nowIso = () => new Date().toISOString();
 
   // Users, through the same service as `rookery accounts create`.
-  const usernames = Array.from({ length: options.users }, (_, i) => (i < FIRST_NAMES.length ? FIRST_NAMES[i] : `${FIRST_NAMES[i % FIRST_NAMES.length]}${Math.floor(i / FIRST_NAMES.length) + 1}`));
+  const usernames = Array.from({ length: options.users }, (_, i) =>
+    i < FIRST_NAMES.length
+      ? FIRST_NAMES[i]
+      : `${FIRST_NAMES[i % FIRST_NAMES.length]}${Math.floor(i / FIRST_NAMES.length) + 1}`,
+  );
   const users: LocalUser[] = [];
   let progress = new Progress("users", options.users, options.quiet);
   await runPool(usernames, 2, async (username, i) => {
-    users[i] = await createLocalUser(ctx, { username, email: `${username}@bench.example`, password: `bench-password-${i}`, confirmed: true, approved: true });
+    users[i] = await createLocalUser(ctx, {
+      username,
+      email: `${username}@bench.example`,
+      password: `bench-password-${i}`,
+      confirmed: true,
+      approved: true,
+    });
     progress.tick();
   });
   progress.finish();
@@ -351,17 +493,37 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
   progress.finish();
 
   // The client application and the tokens the benchmark uses.
-  const app = await insertApplication(db, { name: "Rookery bench", website: "https://bench.example/", redirectUris: [OOB_REDIRECT_URI], scopes: ["read", "write", "follow", "push"] });
+  const app = await insertApplication(db, {
+    name: "Rookery bench",
+    website: "https://bench.example/",
+    redirectUris: [OOB_REDIRECT_URI],
+    scopes: ["read", "write", "follow", "push"],
+  });
   const tokenUsers = users.slice(0, Math.min(TOKEN_USERS, users.length));
   const tokens: ManifestToken[] = [];
   for (const local of tokenUsers) {
-    const issued = await issueAccessToken(db, { applicationId: app.id, userId: local.user.id, scopes: "read write follow push" });
-    tokens.push({ username: local.account.username, accountId: local.account.id, token: issued.accessToken, bookmarks: 0 });
+    const issued = await issueAccessToken(db, {
+      applicationId: app.id,
+      userId: local.user.id,
+      scopes: "read write follow push",
+    });
+    tokens.push({
+      username: local.account.username,
+      accountId: local.account.id,
+      token: issued.accessToken,
+      bookmarks: 0,
+    });
   }
 
   // Follows: popular accounts are followed more.
   const popularity = cumulativeWeights(users.map((_, i) => 1 / Math.pow(i + 1, 0.5)));
-  const follows: Array<{ id: string; account_id: string; target_account_id: string; created_at: string; updated_at: string }> = [];
+  const follows: Array<{
+    id: string;
+    account_id: string;
+    target_account_id: string;
+    created_at: string;
+    updated_at: string;
+  }> = [];
   for (const [i, local] of users.entries()) {
     const wanted = Math.min(users.length - 1, Math.round(Math.exp(rng.next() * 4) + 2));
     const targets = new Set<number>();
@@ -371,7 +533,13 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
     }
     for (const t of targets) {
       const at = nowIso();
-      follows.push({ id: newId(), account_id: local.account.id, target_account_id: users[t].account.id, created_at: at, updated_at: at });
+      follows.push({
+        id: newId(),
+        account_id: local.account.id,
+        target_account_id: users[t].account.id,
+        created_at: at,
+        updated_at: at,
+      });
     }
   }
   await insertInChunks("follows", follows, (chunk) => db.insertInto("follows").values(chunk).execute(), options.quiet);
@@ -440,15 +608,26 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
   const favourites: Array<{ id: string; account_id: string; status_id: string; created_at: string }> = [];
   for (const status of readable) {
     const roll = rng.next();
-    const count = roll < 0.45 ? 0 : roll < 0.995 ? Math.min(users.length - 1, Math.floor(-Math.log(1 - rng.next()) * 3) + 1) : rng.int(20, Math.max(20, Math.min(80, users.length - 1)));
+    const count =
+      roll < 0.45
+        ? 0
+        : roll < 0.995
+          ? Math.min(users.length - 1, Math.floor(-Math.log(1 - rng.next()) * 3) + 1)
+          : rng.int(20, Math.max(20, Math.min(80, users.length - 1)));
     const fans = new Set<number>();
     for (let guard = 0; fans.size < count && guard < count * 20; guard++) {
       const fan = rng.int(0, users.length - 1);
       if (users[fan].account.id !== status.account_id) fans.add(fan);
     }
-    for (const fan of fans) favourites.push({ id: newId(), account_id: users[fan].account.id, status_id: status.id, created_at: nowIso() });
+    for (const fan of fans)
+      favourites.push({ id: newId(), account_id: users[fan].account.id, status_id: status.id, created_at: nowIso() });
   }
-  await insertInChunks("favourites", favourites, (chunk) => db.insertInto("favourites").values(chunk).execute(), options.quiet);
+  await insertInChunks(
+    "favourites",
+    favourites,
+    (chunk) => db.insertInto("favourites").values(chunk).execute(),
+    options.quiet,
+  );
   await sql`UPDATE statuses SET favourites_count = (SELECT count(*) FROM favourites WHERE favourites.status_id = statuses.id)
     WHERE id IN (SELECT status_id FROM favourites)`.execute(db);
 
@@ -462,10 +641,16 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
       const status = rng.pick(readable);
       if (status.account_id !== local.account.id) chosen.add(status.id);
     }
-    for (const statusId of chosen) bookmarks.push({ id: newId(), account_id: local.account.id, status_id: statusId, created_at: nowIso() });
+    for (const statusId of chosen)
+      bookmarks.push({ id: newId(), account_id: local.account.id, status_id: statusId, created_at: nowIso() });
     bookmarkCounts.set(local.account.id, chosen.size);
   }
-  await insertInChunks("bookmarks", bookmarks, (chunk) => db.insertInto("bookmarks").values(chunk).execute(), options.quiet);
+  await insertInChunks(
+    "bookmarks",
+    bookmarks,
+    (chunk) => db.insertInto("bookmarks").values(chunk).execute(),
+    options.quiet,
+  );
   for (const token of tokens) token.bookmarks = bookmarkCounts.get(token.accountId) ?? 0;
 
   // Posts with links enqueued link-preview jobs; the benchmark server must not spend its time
@@ -484,8 +669,23 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
     };
   });
   const counts: Record<string, number> = {};
-  for (const table of ["accounts", "users", "oauth_access_tokens", "statuses", "mentions", "tags", "statuses_tags", "favourites", "bookmarks", "follows", "jobs"] as const) {
-    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+  for (const table of [
+    "accounts",
+    "users",
+    "oauth_access_tokens",
+    "statuses",
+    "mentions",
+    "tags",
+    "statuses_tags",
+    "favourites",
+    "bookmarks",
+    "follows",
+    "jobs",
+  ] as const) {
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as("n"))
+      .executeTakeFirstOrThrow();
     counts[table] = Number(row.n);
   }
   counts.replies = created.filter((s) => s.in_reply_to_id).length;
@@ -519,7 +719,8 @@ async function fill(ctx: Ctx, options: SeedOptions, rng: Random, started: number
 
 function positiveInteger(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new Error(`--${name} must be a whole number of at least ${min}, got "${raw}"`);
   return Number(raw);
 }
 
@@ -540,7 +741,8 @@ export function parseSeedArgs(argv: string[]): SeedOptions | "help" {
     strict: true,
   });
   if (values.help) return "help";
-  if (values.engine !== "sqlite" && values.engine !== "postgres") throw new Error(`--engine must be sqlite or postgres, got "${values.engine}"`);
+  if (values.engine !== "sqlite" && values.engine !== "postgres")
+    throw new Error(`--engine must be sqlite or postgres, got "${values.engine}"`);
   const engine: Engine = values.engine;
   const dataDir = resolve(values["data-dir"]);
   const users = positiveInteger("users", values.users, DEFAULT_USERS, 2);
@@ -586,9 +788,13 @@ if (import.meta.main) {
   try {
     await main();
   } catch (error) {
-    const detail = error instanceof BenchError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    const detail =
+      error instanceof BenchError
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
     process.stderr.write(`\nseed failed: ${detail}\n`);
     process.exitCode = 1;
   }
 }
-

@@ -23,7 +23,8 @@ const layerOf = (path: string) => relative(src, path).split(sep)[0];
 const LOWER = new Set(["services", "entities", "db"]);
 const EDGE = new Set(["api", "web"]);
 const QUERY = /\.(selectFrom|updateTable|insertInto|deleteFrom|replaceInto|mergeInto)\(|\.transaction\(\)|\bsql`/;
-const IMPORT = /^\s*(?:import|export)\b[^"']*?from\s+["']([^"']+)["']/;
+// The module a line imports from: `… from "./x.ts";` (also the last line of a multi-line import) or `import("./x.ts")`.
+const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*)["']([^"']+)["']/;
 
 const offences: string[] = [];
 for (const file of files(src)) {
@@ -36,7 +37,8 @@ for (const file of files(src)) {
       const targetLayer = layerOf(resolve(file, "..", target));
       if (EDGE.has(targetLayer)) offences.push(`${where}: ${layer}/ imports from ${targetLayer}/ (${target})`);
     }
-    if (EDGE.has(layer) && QUERY.test(line)) offences.push(`${where}: a query in a route module; call a service or a named query`);
+    if (EDGE.has(layer) && QUERY.test(line))
+      offences.push(`${where}: a query in a route module; call a service or a named query`);
   });
 }
 

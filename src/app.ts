@@ -113,7 +113,10 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
     runInRequestScope(gone.signal, done);
   });
   app.addHook("onResponse", async (req, reply) => {
-    req.log.info({ method: req.method, url: req.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
+    req.log.info(
+      { method: req.method, url: req.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      "request",
+    );
   });
   registerErrorHandling(app);
   app.setNotFoundHandler(notFoundHandler(ctx));

@@ -33,7 +33,10 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
   const log = options.log ?? pino({ level: config.logLevel });
   let db;
   try {
-    db = await openDatabase(config.databaseUrl, { onError: (event) => log.debug({ err: event.level === "error" ? event.error : undefined, sql: event.query.sql }, "query failed") });
+    db = await openDatabase(config.databaseUrl, {
+      onError: (event) =>
+        log.debug({ err: event.level === "error" ? event.error : undefined, sql: event.query.sql }, "query failed"),
+    });
     if (options.migrate !== false) {
       const applied = await migrateToLatest(db);
       if (applied.length > 0) log.info({ migrations: applied }, "database migrated");
@@ -41,7 +44,9 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
   } catch (error) {
     await db?.close().catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
-    throw new StartupError(`Cannot use the database at ${describeDatabase(config.databaseUrl)} (DATABASE_URL): ${reason}`);
+    throw new StartupError(
+      `Cannot use the database at ${describeDatabase(config.databaseUrl)} (DATABASE_URL): ${reason}`,
+    );
   }
   const jobs = new JobQueue(db, log);
   const ctx: Ctx = {

@@ -47,7 +47,11 @@ describe("loadConfig", () => {
     assert.equal(config.databaseUrl, "sqlite:/srv/rookery/rookery.sqlite");
     assert.equal(config.mediaDir, "/srv/rookery/media");
     assert.equal(config.mailDir, "/srv/rookery/mail");
-    const moved = loadConfig({ ROOKERY_DATA_DIR: "/srv/rookery", PAPERCLIP_ROOT_PATH: "/mnt/media", ROOKERY_MAIL_DIR: "/var/mail/rookery" });
+    const moved = loadConfig({
+      ROOKERY_DATA_DIR: "/srv/rookery",
+      PAPERCLIP_ROOT_PATH: "/mnt/media",
+      ROOKERY_MAIL_DIR: "/var/mail/rookery",
+    });
     assert.equal(moved.mediaDir, "/mnt/media");
     assert.equal(moved.mailDir, "/var/mail/rookery");
   });
@@ -83,7 +87,10 @@ describe("loadConfig", () => {
       assert.equal(loadConfig({ LOCAL_DOMAIN: domain }).https, false, domain);
     }
     // https is decided by the web domain.
-    assert.equal(loadConfig({ LOCAL_DOMAIN: "example.com", WEB_DOMAIN: "localhost:3000" }).baseUrl, "http://localhost:3000");
+    assert.equal(
+      loadConfig({ LOCAL_DOMAIN: "example.com", WEB_DOMAIN: "localhost:3000" }).baseUrl,
+      "http://localhost:3000",
+    );
   });
 
   test("LOCAL_HTTPS overrides the default either way", () => {
@@ -91,16 +98,28 @@ describe("loadConfig", () => {
     assert.equal(loadConfig({ LOCAL_HTTPS: "yes" }).https, true);
     assert.equal(loadConfig({ LOCAL_DOMAIN: "social.example", LOCAL_HTTPS: "false" }).baseUrl, "http://social.example");
     assert.equal(loadConfig({ LOCAL_DOMAIN: "social.example", LOCAL_HTTPS: "0" }).https, false);
-    assert.match(configError({ LOCAL_HTTPS: "sometimes" }).message, /^LOCAL_HTTPS must be true or false, got "sometimes"$/);
+    assert.match(
+      configError({ LOCAL_HTTPS: "sometimes" }).message,
+      /^LOCAL_HTTPS must be true or false, got "sometimes"$/,
+    );
   });
 
   test("DATABASE_URL accepts sqlite:, postgres:// and postgresql://", () => {
-    assert.equal(loadConfig({ DATABASE_URL: "sqlite:/var/lib/rookery/db.sqlite" }).databaseUrl, "sqlite:/var/lib/rookery/db.sqlite");
+    assert.equal(
+      loadConfig({ DATABASE_URL: "sqlite:/var/lib/rookery/db.sqlite" }).databaseUrl,
+      "sqlite:/var/lib/rookery/db.sqlite",
+    );
     assert.equal(loadConfig({ DATABASE_URL: "sqlite::memory:" }).databaseUrl, "sqlite::memory:");
-    assert.equal(loadConfig({ DATABASE_URL: " postgres://rookery:secret@db:5432/rookery " }).databaseUrl, "postgres://rookery:secret@db:5432/rookery");
+    assert.equal(
+      loadConfig({ DATABASE_URL: " postgres://rookery:secret@db:5432/rookery " }).databaseUrl,
+      "postgres://rookery:secret@db:5432/rookery",
+    );
     assert.equal(loadConfig({ DATABASE_URL: "postgresql://db/rookery" }).databaseUrl, "postgresql://db/rookery");
     // An explicit DATABASE_URL wins over the data directory's default file.
-    assert.equal(loadConfig({ ROOKERY_DATA_DIR: "/srv/x", DATABASE_URL: "postgres://db/x" }).databaseUrl, "postgres://db/x");
+    assert.equal(
+      loadConfig({ ROOKERY_DATA_DIR: "/srv/x", DATABASE_URL: "postgres://db/x" }).databaseUrl,
+      "postgres://db/x",
+    );
   });
 
   test("a bad DATABASE_URL is a ConfigError naming DATABASE_URL without echoing the password", () => {
@@ -116,7 +135,10 @@ describe("loadConfig", () => {
     assert.match(broken.message, /DATABASE_URL/);
     assert.doesNotMatch(broken.message, /hunter2/);
 
-    assert.match(configError({ DATABASE_URL: "rookery.sqlite" }).message, /DATABASE_URL must start with sqlite: or postgres:\/\//);
+    assert.match(
+      configError({ DATABASE_URL: "rookery.sqlite" }).message,
+      /DATABASE_URL must start with sqlite: or postgres:\/\//,
+    );
   });
 
   test("a bad DATABASE_URL whose password contains a colon is not echoed either", () => {
@@ -141,8 +163,14 @@ describe("loadConfig", () => {
     for (const word of ["false", "0", "f", "off", "no", "n", ""]) {
       assert.equal(loadConfig({ AUTHORIZED_FETCH: word }).authorizedFetch, false, word);
     }
-    assert.equal(configError({ LIMITED_FEDERATION_MODE: "maybe" }).message, 'LIMITED_FEDERATION_MODE must be true or false, got "maybe"');
-    assert.match(configError({ DISALLOW_UNAUTHENTICATED_API_ACCESS: "2" }).message, /^DISALLOW_UNAUTHENTICATED_API_ACCESS /);
+    assert.equal(
+      configError({ LIMITED_FEDERATION_MODE: "maybe" }).message,
+      'LIMITED_FEDERATION_MODE must be true or false, got "maybe"',
+    );
+    assert.match(
+      configError({ DISALLOW_UNAUTHENTICATED_API_ACCESS: "2" }).message,
+      /^DISALLOW_UNAUTHENTICATED_API_ACCESS /,
+    );
     assert.match(configError({ AUTHORIZED_FETCH: "enabled" }).message, /^AUTHORIZED_FETCH /);
   });
 
@@ -154,33 +182,59 @@ describe("loadConfig", () => {
       assert.equal(config.disallowUnauthenticatedApiAccess, true);
     }
     // Even an explicit "false" for the implied ones does not weaken limited federation.
-    const forced = loadConfig({ LIMITED_FEDERATION_MODE: "true", AUTHORIZED_FETCH: "false", DISALLOW_UNAUTHENTICATED_API_ACCESS: "false" });
+    const forced = loadConfig({
+      LIMITED_FEDERATION_MODE: "true",
+      AUTHORIZED_FETCH: "false",
+      DISALLOW_UNAUTHENTICATED_API_ACCESS: "false",
+    });
     assert.equal(forced.authorizedFetch, true);
     assert.equal(forced.disallowUnauthenticatedApiAccess, true);
     // Each of the implied ones alone does not turn on limited federation.
     const fetchOnly = loadConfig({ AUTHORIZED_FETCH: "true" });
-    assert.deepEqual([fetchOnly.limitedFederationMode, fetchOnly.authorizedFetch, fetchOnly.disallowUnauthenticatedApiAccess], [false, true, false]);
+    assert.deepEqual(
+      [fetchOnly.limitedFederationMode, fetchOnly.authorizedFetch, fetchOnly.disallowUnauthenticatedApiAccess],
+      [false, true, false],
+    );
     assert.equal(loadConfig({ SECURE_MODE: "true" }).authorizedFetch, true);
     const apiOnly = loadConfig({ DISALLOW_UNAUTHENTICATED_API_ACCESS: "true" });
-    assert.deepEqual([apiOnly.limitedFederationMode, apiOnly.authorizedFetch, apiOnly.disallowUnauthenticatedApiAccess], [false, false, true]);
+    assert.deepEqual(
+      [apiOnly.limitedFederationMode, apiOnly.authorizedFetch, apiOnly.disallowUnauthenticatedApiAccess],
+      [false, false, true],
+    );
   });
 
   test("ROOKERY_ROLE, LOG_LEVEL, SHUTDOWN_TIMEOUT and SOURCE_BASE_URL", () => {
     assert.equal(loadConfig({ ROOKERY_ROLE: "web" }).role, "web");
     assert.equal(loadConfig({ ROOKERY_ROLE: "Worker" }).role, "worker");
-    assert.equal(configError({ ROOKERY_ROLE: "sidekiq" }).message, 'ROOKERY_ROLE must be one of all, web, worker, got "sidekiq"');
+    assert.equal(
+      configError({ ROOKERY_ROLE: "sidekiq" }).message,
+      'ROOKERY_ROLE must be one of all, web, worker, got "sidekiq"',
+    );
     assert.equal(loadConfig({ LOG_LEVEL: "debug" }).logLevel, "debug");
     assert.match(configError({ LOG_LEVEL: "loud" }).message, /^LOG_LEVEL must be one of /);
     assert.equal(loadConfig({ SHUTDOWN_TIMEOUT: "5" }).shutdownTimeout, 5);
     assert.match(configError({ SHUTDOWN_TIMEOUT: "0" }).message, /^SHUTDOWN_TIMEOUT must be between 1 and 3600/);
-    assert.equal(loadConfig({ SOURCE_BASE_URL: "https://git.example/rookery" }).sourceUrl, "https://git.example/rookery");
-    assert.match(configError({ SOURCE_BASE_URL: "ftp://git.example/rookery" }).message, /^SOURCE_BASE_URL must be an http\(s\) URL/);
+    assert.equal(
+      loadConfig({ SOURCE_BASE_URL: "https://git.example/rookery" }).sourceUrl,
+      "https://git.example/rookery",
+    );
+    assert.match(
+      configError({ SOURCE_BASE_URL: "ftp://git.example/rookery" }).message,
+      /^SOURCE_BASE_URL must be an http\(s\) URL/,
+    );
     assert.match(configError({ SOURCE_BASE_URL: "not a url" }).message, /^SOURCE_BASE_URL /);
     assert.equal(loadConfig({ BIND: "0.0.0.0" }).bind, "0.0.0.0");
   });
 
   test("LOCAL_DOMAIN and WEB_DOMAIN must be bare host names", () => {
-    for (const bad of ["https://social.example", "social.example/path", "user@social.example", "social example", "-bad.example", "social.example:port"]) {
+    for (const bad of [
+      "https://social.example",
+      "social.example/path",
+      "user@social.example",
+      "social example",
+      "-bad.example",
+      "social.example:port",
+    ]) {
       const error = configError({ LOCAL_DOMAIN: bad });
       assert.match(error.message, /^LOCAL_DOMAIN must be a bare host name/, bad);
       assert.ok(error.message.includes(bad), bad);
@@ -219,16 +273,30 @@ describe("loadConfig", () => {
         SMTP_FROM_ADDRESS: "Rookery <no-reply@social.example>",
         SMTP_ENABLE_STARTTLS: "never",
       }).smtp,
-      { host: "mail.example", port: 465, user: "postmaster", password: "pw", from: "Rookery <no-reply@social.example>", secure: true, starttls: "never" },
+      {
+        host: "mail.example",
+        port: 465,
+        user: "postmaster",
+        password: "pw",
+        from: "Rookery <no-reply@social.example>",
+        secure: true,
+        starttls: "never",
+      },
     );
     assert.equal(loadConfig({ SMTP_SERVER: "smtp.example", SMTP_PORT: "465", SMTP_SSL: "false" }).smtp?.secure, false);
     assert.equal(loadConfig({ SMTP_SERVER: "smtp.example", SMTP_SSL: "true" }).smtp?.secure, true);
     assert.equal(loadConfig({ SMTP_SERVER: "smtp.example", SMTP_TLS: "true" }).smtp?.secure, true);
     assert.equal(loadConfig({ SMTP_SERVER: "smtp.example", SMTP_ENABLE_STARTTLS: "Always" }).smtp?.starttls, "always");
     assert.match(configError({ SMTP_SERVER: "smtp.example", SMTP_PORT: "smtp" }).message, /^SMTP_PORT /);
-    assert.match(configError({ SMTP_SERVER: "smtp.example", SMTP_PORT: "0" }).message, /^SMTP_PORT must be between 1 and 65535/);
+    assert.match(
+      configError({ SMTP_SERVER: "smtp.example", SMTP_PORT: "0" }).message,
+      /^SMTP_PORT must be between 1 and 65535/,
+    );
     assert.match(configError({ SMTP_SERVER: "smtp.example", SMTP_SSL: "perhaps" }).message, /^SMTP_SSL /);
-    assert.match(configError({ SMTP_SERVER: "smtp.example", SMTP_ENABLE_STARTTLS: "sometimes" }).message, /^SMTP_ENABLE_STARTTLS must be one of auto, always, never/);
+    assert.match(
+      configError({ SMTP_SERVER: "smtp.example", SMTP_ENABLE_STARTTLS: "sometimes" }).message,
+      /^SMTP_ENABLE_STARTTLS must be one of auto, always, never/,
+    );
   });
 });
 
@@ -241,7 +309,10 @@ describe("environmentWithDotenv", () => {
 
   test("reads .env under the real environment (the environment wins)", () => {
     const file = join(dir, ".env");
-    writeFileSync(file, '# comment\nLOCAL_DOMAIN=fromfile.example\nPORT=4000\nSMTP_FROM_ADDRESS="Rookery <hi@fromfile.example>"\n');
+    writeFileSync(
+      file,
+      '# comment\nLOCAL_DOMAIN=fromfile.example\nPORT=4000\nSMTP_FROM_ADDRESS="Rookery <hi@fromfile.example>"\n',
+    );
     const env = environmentWithDotenv({ LOCAL_DOMAIN: "real.example", BIND: "0.0.0.0" }, file);
     assert.equal(env.LOCAL_DOMAIN, "real.example");
     assert.equal(env.PORT, "4000");
@@ -267,6 +338,9 @@ describe("environmentWithDotenv", () => {
   test("a bad value in .env is reported like one in the environment", () => {
     const file = join(dir, "bad.env");
     writeFileSync(file, "PORT=eighty\n");
-    assert.equal(configError(environmentWithDotenv({}, file) as Record<string, string>).message, 'PORT must be a whole number, got "eighty"');
+    assert.equal(
+      configError(environmentWithDotenv({}, file) as Record<string, string>).message,
+      'PORT must be a whole number, got "eighty"',
+    );
   });
 });

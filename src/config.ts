@@ -116,7 +116,10 @@ function parseAddressList(env: Env, name: string): string[] {
     const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(address);
     const ipv6 = address.includes(":") && /^[0-9a-f:.]+$/i.test(address);
     const prefix = bits === undefined ? undefined : Number(bits);
-    if ((!ipv4 && !ipv6) || (prefix !== undefined && (!Number.isInteger(prefix) || prefix < 0 || prefix > (ipv4 ? 32 : 128)))) {
+    if (
+      (!ipv4 && !ipv6) ||
+      (prefix !== undefined && (!Number.isInteger(prefix) || prefix < 0 || prefix > (ipv4 ? 32 : 128)))
+    ) {
       throw new ConfigError(`${name} must list IP addresses or CIDR ranges separated by commas, got "${item}"`);
     }
   }
@@ -135,7 +138,9 @@ function envDomain(env: Env, name: string, fallback: string): string {
   // The IPv6 loopback is the one address literal a development machine needs; URLs want it bracketed.
   if (IPV6_LOOPBACK.test(value)) return value === "::1" ? "[::1]" : value;
   if (!HOST_PATTERN.test(value)) {
-    throw new ConfigError(`${name} must be a bare host name such as social.example (optionally with :port), got "${raw}"`);
+    throw new ConfigError(
+      `${name} must be a bare host name such as social.example (optionally with :port), got "${raw}"`,
+    );
   }
   return value;
 }
@@ -148,7 +153,8 @@ function isLoopbackHost(domain: string): boolean {
 
 function parseDatabaseUrl(raw: string): string {
   if (raw.startsWith("sqlite:")) {
-    if (raw.slice("sqlite:".length).trim() === "") throw new ConfigError(`DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:./data/rookery.sqlite`);
+    if (raw.slice("sqlite:".length).trim() === "")
+      throw new ConfigError(`DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:./data/rookery.sqlite`);
     return raw;
   }
   if (raw.startsWith("postgres://") || raw.startsWith("postgresql://")) {
@@ -159,7 +165,9 @@ function parseDatabaseUrl(raw: string): string {
     }
     return raw;
   }
-  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${raw.replace(/\/\/[^@/]*@/, "//***@")}"`);
+  throw new ConfigError(
+    `DATABASE_URL must start with sqlite: or postgres://, got "${raw.replace(/\/\/[^@/]*@/, "//***@")}"`,
+  );
 }
 
 function parseSmtp(env: Env, localDomain: string): SmtpConfig | undefined {
@@ -194,8 +202,10 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
   const dataDir = resolve(env.ROOKERY_DATA_DIR?.trim() || "./data");
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL?.trim() || `sqlite:${resolve(dataDir, "rookery.sqlite")}`);
   const redisUrl = env.REDIS_URL?.trim() || undefined;
-  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss://`);
-  const limitedFederationMode = envBoolean(env, "LIMITED_FEDERATION_MODE", false) || envBoolean(env, "WHITELIST_MODE", false);
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
+    throw new ConfigError(`REDIS_URL must start with redis:// or rediss://`);
+  const limitedFederationMode =
+    envBoolean(env, "LIMITED_FEDERATION_MODE", false) || envBoolean(env, "WHITELIST_MODE", false);
   return {
     localDomain,
     webDomain,
@@ -210,19 +220,33 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     mailDir: resolve(env.ROOKERY_MAIL_DIR?.trim() || resolve(dataDir, "mail")),
     smtp: parseSmtp(env, localDomain),
     limitedFederationMode,
-    authorizedFetch: envBoolean(env, "AUTHORIZED_FETCH", false) || envBoolean(env, "SECURE_MODE", false) || limitedFederationMode,
-    disallowUnauthenticatedApiAccess: envBoolean(env, "DISALLOW_UNAUTHENTICATED_API_ACCESS", false) || limitedFederationMode,
+    authorizedFetch:
+      envBoolean(env, "AUTHORIZED_FETCH", false) || envBoolean(env, "SECURE_MODE", false) || limitedFederationMode,
+    disallowUnauthenticatedApiAccess:
+      envBoolean(env, "DISALLOW_UNAUTHENTICATED_API_ACCESS", false) || limitedFederationMode,
     // A development or offline machine (loopback LOCAL_DOMAIN) works without outside DNS unless told otherwise.
     emailDomainDnsCheck: envBoolean(env, "EMAIL_DOMAIN_DNS_CHECK", !isLoopbackHost(localDomain)),
     translation: {
-      libreTranslateEndpoint: env.LIBRE_TRANSLATE_ENDPOINT?.trim() ? envUrl(env, "LIBRE_TRANSLATE_ENDPOINT", "") : undefined,
+      libreTranslateEndpoint: env.LIBRE_TRANSLATE_ENDPOINT?.trim()
+        ? envUrl(env, "LIBRE_TRANSLATE_ENDPOINT", "")
+        : undefined,
       libreTranslateApiKey: env.LIBRE_TRANSLATE_API_KEY?.trim() || undefined,
       deeplApiKey: env.DEEPL_API_KEY?.trim() || undefined,
-      deeplPlan: envChoice(env, "DEEPL_PLAN", ["free", "pro"] as const, env.DEEPL_API_KEY?.trim().endsWith(":fx") ? "free" : "pro"),
+      deeplPlan: envChoice(
+        env,
+        "DEEPL_PLAN",
+        ["free", "pro"] as const,
+        env.DEEPL_API_KEY?.trim().endsWith(":fx") ? "free" : "pro",
+      ),
     },
     allowedPrivateAddresses: parseAddressList(env, "ALLOWED_PRIVATE_ADDRESSES"),
     role: envChoice(env, "ROOKERY_ROLE", ["all", "web", "worker"] as const, "all"),
-    logLevel: envChoice(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
+    logLevel: envChoice(
+      env,
+      "LOG_LEVEL",
+      ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const,
+      "info",
+    ),
     shutdownTimeout: envInteger(env, "SHUTDOWN_TIMEOUT", 25, 1, 3600),
     sourceUrl: envUrl(env, "SOURCE_BASE_URL", "https://github.com/rookery-social/rookery"),
   };

@@ -51,13 +51,18 @@ async function main(): Promise<void> {
       await app.listen({ port: config.port, host: config.bind });
     } catch (error) {
       if (stopping) return;
-      process.stderr.write(`rookery: cannot listen on ${config.bind}:${config.port} (BIND/PORT): ${(error as Error).message}\n`);
+      process.stderr.write(
+        `rookery: cannot listen on ${config.bind}:${config.port} (BIND/PORT): ${(error as Error).message}\n`,
+      );
       await ctx.db.close();
       process.exit(1);
     }
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
-    log.info({ port }, `Rookery is serving ${config.baseUrl} (listening on ${config.bind}:${port}, database ${ctx.db.engine})`);
+    log.info(
+      { port },
+      `Rookery is serving ${config.baseUrl} (listening on ${config.bind}:${port}, database ${ctx.db.engine})`,
+    );
   }
   if (config.role !== "web" && !stopping) {
     await ctx.jobs.start();

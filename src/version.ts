@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 
 /** Rookery's own release, from package.json. */
-export const ROOKERY_VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+export const ROOKERY_VERSION: string = JSON.parse(
+  readFileSync(new URL("../package.json", import.meta.url), "utf8"),
+).version;
 
 /**
  * The Mastodon release whose client API Rookery answers for. Clients gate features on it

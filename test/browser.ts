@@ -31,7 +31,10 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
 /** Decodes the character references that escaped HTML attribute values and text contain. */
 export function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, ref: string) => {
-    if (ref[0] === "#") return String.fromCodePoint(ref[1] === "x" || ref[1] === "X" ? Number.parseInt(ref.slice(2), 16) : Number.parseInt(ref.slice(1), 10));
+    if (ref[0] === "#")
+      return String.fromCodePoint(
+        ref[1] === "x" || ref[1] === "X" ? Number.parseInt(ref.slice(2), 16) : Number.parseInt(ref.slice(1), 10),
+      );
     return ENTITIES[ref.toLowerCase()] ?? whole;
   });
 }
@@ -75,7 +78,13 @@ export function findForms(html: string): HtmlForm[] {
       const a = attributes(button[0]);
       if (a.name) names.push(a.name);
     }
-    forms.push({ action: attrs.action ?? "", method: (attrs.method ?? "get").toLowerCase(), fields, names, html: markup });
+    forms.push({
+      action: attrs.action ?? "",
+      method: (attrs.method ?? "get").toLowerCase(),
+      fields,
+      names,
+      html: markup,
+    });
   }
   return forms;
 }
@@ -122,13 +131,16 @@ export function parseSetCookie(header: string): SetCookie {
 
 /** The cookie `name` as a response sets it, or undefined when the response does not set it. */
 export function cookieSetBy(res: LightMyRequestResponse, name: string): SetCookie | undefined {
-  return setCookieHeaders(res).map(parseSetCookie).find((c) => c.name === name);
+  return setCookieHeaders(res)
+    .map(parseSetCookie)
+    .find((c) => c.name === name);
 }
 
 /** The Location of a redirect as a URL (relative locations are resolved against the server's origin). */
 export function locationOf(res: LightMyRequestResponse): URL {
   const location = res.headers.location;
-  if (typeof location !== "string") throw new Error(`no Location header (status ${res.statusCode}): ${res.body.slice(0, 500)}`);
+  if (typeof location !== "string")
+    throw new Error(`no Location header (status ${res.statusCode}): ${res.body.slice(0, 500)}`);
   return new URL(location, ORIGIN);
 }
 
@@ -166,17 +178,31 @@ export class Browser {
   }
 
   /** One request with the jar's cookies; Set-Cookie answers update the jar. Redirects are returned, not followed. */
-  async request(method: InjectOptions["method"], url: string, options: BrowserRequest = {}): Promise<LightMyRequestResponse> {
+  async request(
+    method: InjectOptions["method"],
+    url: string,
+    options: BrowserRequest = {},
+  ): Promise<LightMyRequestResponse> {
     const target = url.startsWith(ORIGIN) ? url.slice(ORIGIN.length) || "/" : url;
     if (!target.startsWith("/")) throw new Error(`the browser only visits ${ORIGIN}, not ${url}`);
-    const headers: Record<string, string> = { "user-agent": this.#options.userAgent ?? "TestBrowser/1.0", accept: "text/html", ...options.headers };
+    const headers: Record<string, string> = {
+      "user-agent": this.#options.userAgent ?? "TestBrowser/1.0",
+      accept: "text/html",
+      ...options.headers,
+    };
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
     let payload: string | undefined;
     if (options.form) {
       headers["content-type"] = "application/x-www-form-urlencoded";
       payload = encodeForm(options.form);
     }
-    const res = await this.#app.inject({ method, url: target, headers, payload, remoteAddress: this.#options.remoteAddress });
+    const res = await this.#app.inject({
+      method,
+      url: target,
+      headers,
+      payload,
+      remoteAddress: this.#options.remoteAddress,
+    });
     for (const cookie of setCookieHeaders(res).map(parseSetCookie)) {
       if (cookie.value === "" || cookie.attributes["max-age"] === "0") this.cookies.delete(cookie.name);
       else this.cookies.set(cookie.name, cookie.value);
@@ -203,7 +229,12 @@ export class Browser {
    * Submits a form of `page`: its pre-filled fields, overridden by `values`; names in `omit` are left
    * out (to play a tampered or stale form).
    */
-  submit(page: LightMyRequestResponse | string, selector: FormSelector, values: Record<string, string> = {}, omit: string[] = []): Promise<LightMyRequestResponse> {
+  submit(
+    page: LightMyRequestResponse | string,
+    selector: FormSelector,
+    values: Record<string, string> = {},
+    omit: string[] = [],
+  ): Promise<LightMyRequestResponse> {
     const form = findForm(typeof page === "string" ? page : page.body, selector);
     const fields: Record<string, string> = { ...form.fields, ...values };
     for (const name of omit) delete fields[name];

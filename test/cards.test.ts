@@ -6,7 +6,16 @@ import sharp from "sharp";
 import { newId } from "../src/db/ids.ts";
 import { CardSourceUnavailable, detachCard, fetchCardForStatus } from "../src/services/cards/fetch.ts";
 import { sanitizeEmbedHtml } from "../src/services/cards/oembed.ts";
-import { createTestServer, get, request, standardAccounts, TEST_ENGINE, type StandardAccounts, type TestServer, type TestUser } from "./kit.ts";
+import {
+  createTestServer,
+  get,
+  request,
+  standardAccounts,
+  TEST_ENGINE,
+  type StandardAccounts,
+  type TestServer,
+  type TestUser,
+} from "./kit.ts";
 
 interface Page {
   status?: number;
@@ -46,7 +55,14 @@ class Site {
 }
 
 const image = (width: number, height: number, format: "jpeg" | "png", alpha = false) =>
-  sharp({ create: { width, height, channels: alpha ? 4 : 3, background: alpha ? { r: 20, g: 120, b: 200, alpha: 0.5 } : { r: 200, g: 60, b: 30 } } })
+  sharp({
+    create: {
+      width,
+      height,
+      channels: alpha ? 4 : 3,
+      background: alpha ? { r: 20, g: 120, b: 200, alpha: 0.5 } : { r: 200, g: 60, b: 30 },
+    },
+  })
     [format]()
     .toBuffer();
 
@@ -72,7 +88,10 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
   });
 
   async function post(user: TestUser, text: string, visibility = "public"): Promise<string> {
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, json: { status: text, visibility } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: user.token,
+      json: { status: text, visibility },
+    });
     assert.equal(res.statusCode, 200, res.body);
     return res.json().id;
   }
@@ -119,7 +138,10 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     assert.equal(card.language, "en");
     assert.equal(card.published_at, "2024-05-01T10:00:00.000Z");
     assert.equal(card.image_description, "A rook on a fence");
-    assert.match(card.image, /^https:\/\/rookery\.test\/system\/cache\/preview_cards\/images\/\d+\/original\/[0-9a-f]+\.jpg$/);
+    assert.match(
+      card.image,
+      /^https:\/\/rookery\.test\/system\/cache\/preview_cards\/images\/\d+\/original\/[0-9a-f]+\.jpg$/,
+    );
     assert.equal(typeof card.blurhash, "string");
     assert.ok(card.blurhash.length >= 6);
     // Link cards are sized by their image, which fits 400×400.
@@ -133,16 +155,24 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
   });
 
   test("a small image is not enlarged, and keeps its transparency", async () => {
-    const url = site.serve("/small-image", `<title>Small</title><meta property="og:image" content="${site.origin}/images/small.png">`);
+    const url = site.serve(
+      "/small-image",
+      `<title>Small</title><meta property="og:image" content="${site.origin}/images/small.png">`,
+    );
     const { card } = await postAndFetch(url);
     assert.match(card.image, /\.png$/);
     assert.deepEqual([card.width, card.height], [120, 80]);
-    const stored = await sharp((await server.app.inject({ method: "GET", url: new URL(card.image).pathname })).rawPayload).metadata();
+    const stored = await sharp(
+      (await server.app.inject({ method: "GET", url: new URL(card.image).pathname })).rawPayload,
+    ).metadata();
     assert.deepEqual([stored.format, stored.width, stored.height, stored.hasAlpha], ["png", 120, 80, true]);
   });
 
   test("without OpenGraph, the <title> and meta description make the card", async () => {
-    const url = site.serve("/plain", `<html><head><title>  Plain &amp; simple\n page </title><meta name="description" content="Just a page &lt;with&gt; text"></head><body>x</body></html>`);
+    const url = site.serve(
+      "/plain",
+      `<html><head><title>  Plain &amp; simple\n page </title><meta name="description" content="Just a page &lt;with&gt; text"></head><body>x</body></html>`,
+    );
     const { card } = await postAndFetch(`See ${url}`);
     assert.equal(card.title, "Plain & simple page");
     assert.equal(card.description, "Just a page <with> text");
@@ -153,7 +183,10 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
   });
 
   test("titles are cut to 250 characters and descriptions to 1000", async () => {
-    const url = site.serve("/long", `<title>${"t".repeat(400)}</title><meta name="description" content="${"d".repeat(3000)}">`);
+    const url = site.serve(
+      "/long",
+      `<title>${"t".repeat(400)}</title><meta name="description" content="${"d".repeat(3000)}">`,
+    );
     const { card } = await postAndFetch(url);
     assert.equal([...card.title].length, 250);
     assert.ok(card.title.endsWith("…"));
@@ -161,31 +194,34 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
   });
 
   test("a page without a title gives no card", async () => {
-    const url = site.serve("/untitled", `<html><body><svg><title>An icon's title is not the page's</title></svg><p>No title here</p></body></html>`);
+    const url = site.serve(
+      "/untitled",
+      `<html><body><svg><title>An icon's title is not the page's</title></svg><p>No title here</p></body></html>`,
+    );
     assert.equal((await postAndFetch(url)).card, null);
   });
 
   test("oEmbed discovery gives a video card with the provider's iframe", async () => {
-    site.serve(
-      "/oembed?id=video",
-      {
-        type: "application/json",
-        body: JSON.stringify({
-          version: "1.0",
-          type: "video",
-          title: "A rook learns to use tools",
-          author_name: "Corvid Channel",
-          author_url: "https://video.example/@corvids",
-          provider_name: "VideoSite",
-          provider_url: "https://video.example/",
-          html: `<iframe width="480" height="270" src="https://video.example/embed/1" frameborder="0" onload="alert(1)" allowfullscreen></iframe>`,
-          width: 480,
-          height: 270,
-          thumbnail_url: "/images/thumb.jpg",
-        }),
-      },
+    site.serve("/oembed?id=video", {
+      type: "application/json",
+      body: JSON.stringify({
+        version: "1.0",
+        type: "video",
+        title: "A rook learns to use tools",
+        author_name: "Corvid Channel",
+        author_url: "https://video.example/@corvids",
+        provider_name: "VideoSite",
+        provider_url: "https://video.example/",
+        html: `<iframe width="480" height="270" src="https://video.example/embed/1" frameborder="0" onload="alert(1)" allowfullscreen></iframe>`,
+        width: 480,
+        height: 270,
+        thumbnail_url: "/images/thumb.jpg",
+      }),
+    });
+    const url = site.serve(
+      "/watch",
+      `<html><head><title>Watch</title><meta property="og:title" content="Page title"><link rel="alternate" type="application/json+oembed" href="/oembed?id=video"></head></html>`,
     );
-    const url = site.serve("/watch", `<html><head><title>Watch</title><meta property="og:title" content="Page title"><link rel="alternate" type="application/json+oembed" href="/oembed?id=video"></head></html>`);
     const { card } = await postAndFetch(url);
     assert.equal(card.type, "video");
     assert.equal(card.title, "A rook learns to use tools");
@@ -193,7 +229,10 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     assert.equal(card.author_url, "https://video.example/@corvids");
     assert.equal(card.provider_name, "VideoSite");
     assert.equal(card.provider_url, "https://video.example/");
-    assert.match(card.html, /^<iframe src="https:\/\/video\.example\/embed\/1" width="480" height="270"[^>]*><\/iframe>$/);
+    assert.match(
+      card.html,
+      /^<iframe src="https:\/\/video\.example\/embed\/1" width="480" height="270"[^>]*><\/iframe>$/,
+    );
     assert.match(card.html, /sandbox="/);
     assert.doesNotMatch(card.html, /onload|<script/i);
     assert.deepEqual([card.width, card.height], [480, 270]);
@@ -213,7 +252,10 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
         height: null,
       }),
     });
-    const url = site.serve("/widget", `<title>Widget page</title><link rel="alternate" type="application/json+oembed" href="${site.origin}/oembed?id=script">`);
+    const url = site.serve(
+      "/widget",
+      `<title>Widget page</title><link rel="alternate" type="application/json+oembed" href="${site.origin}/oembed?id=script">`,
+    );
     const { card } = await postAndFetch(url);
     assert.equal(card.type, "link");
     assert.equal(card.html, "");
@@ -224,7 +266,10 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
 
   test("embed HTML is accepted only as one http(s) iframe", () => {
     const base = "https://provider.example/oembed";
-    assert.match(sanitizeEmbedHtml(` <iframe src="//player.example/1" width="100%"></iframe>\n`, base, 640, 360)!, /^<iframe src="https:\/\/player\.example\/1" width="640" height="360" frameborder="0" sandbox="[^"]+"><\/iframe>$/);
+    assert.match(
+      sanitizeEmbedHtml(` <iframe src="//player.example/1" width="100%"></iframe>\n`, base, 640, 360)!,
+      /^<iframe src="https:\/\/player\.example\/1" width="640" height="360" frameborder="0" sandbox="[^"]+"><\/iframe>$/,
+    );
     for (const html of [
       `<iframe src="https://a.example/"></iframe><script>alert(1)</script>`,
       `<iframe src="https://a.example/"><script>alert(1)</script></iframe>`,
@@ -267,7 +312,11 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     assert.equal(site.hits.get("/shared"), 1);
     const rows = await server.ctx.db.kysely.selectFrom("preview_cards").select("id").where("url", "=", url).execute();
     assert.equal(rows.length, 1);
-    const links = await server.ctx.db.kysely.selectFrom("preview_cards_statuses").selectAll().where("preview_card_id", "=", rows[0].id).execute();
+    const links = await server.ctx.db.kysely
+      .selectFrom("preview_cards_statuses")
+      .selectAll()
+      .where("preview_card_id", "=", rows[0].id)
+      .execute();
     assert.equal(links.length, 2);
   });
 
@@ -280,7 +329,11 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     await server.ctx.db.kysely.updateTable("preview_cards").set({ updated_at: old }).where("url", "=", url).execute();
     assert.equal((await postAndFetch(url)).card.title, "After");
     assert.equal(site.hits.get("/changing"), 2);
-    assert.equal((await cardOf(accounts.alice, first.id)).title, "After", "the older status shows the same, refreshed card");
+    assert.equal(
+      (await cardOf(accounts.alice, first.id)).title,
+      "After",
+      "the older status shows the same, refreshed card",
+    );
   });
 
   test("a redirected link gets the card of its destination, and the short link is remembered", async () => {
@@ -331,10 +384,16 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     const id = await post(accounts.alice, page);
     assert.equal(await fetchCardForStatus(server.ctx, id), undefined);
     assert.equal(await cardOf(accounts.alice, id), null);
-    assert.equal(await fetchCardForStatus(server.ctx, await post(accounts.alice, "http://169.254.169.254/latest/meta-data/")), undefined);
+    assert.equal(
+      await fetchCardForStatus(server.ctx, await post(accounts.alice, "http://169.254.169.254/latest/meta-data/")),
+      undefined,
+    );
     assert.equal(forbidden.hits.get("/page"), undefined);
 
-    const url = site.serve("/forbidden-image", `<title>Image elsewhere</title><meta property="og:image" content="${forbidden.origin}/images/rook.jpg">`);
+    const url = site.serve(
+      "/forbidden-image",
+      `<title>Image elsewhere</title><meta property="og:image" content="${forbidden.origin}/images/rook.jpg">`,
+    );
     const { card } = await postAndFetch(url);
     assert.equal(card.title, "Image elsewhere");
     assert.equal(card.image, null);
@@ -371,12 +430,19 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     const after = site.serve("/after-edit", "<title>After the edit</title>");
     const { id, card } = await postAndFetch(before);
     assert.equal(card.title, "Before the edit");
-    const edit = await request(server.app, "PUT", `/api/v1/statuses/${id}`, { token: accounts.alice.token, json: { status: `now ${after}` } });
+    const edit = await request(server.app, "PUT", `/api/v1/statuses/${id}`, {
+      token: accounts.alice.token,
+      json: { status: `now ${after}` },
+    });
     assert.equal(edit.statusCode, 200, edit.body);
     await detachCard(server.ctx.db.kysely, id);
     await fetchCardForStatus(server.ctx, id);
     assert.equal((await cardOf(accounts.alice, id)).title, "After the edit");
-    const kept = await server.ctx.db.kysely.selectFrom("preview_cards").select("id").where("url", "=", before).execute();
+    const kept = await server.ctx.db.kysely
+      .selectFrom("preview_cards")
+      .select("id")
+      .where("url", "=", before)
+      .execute();
     assert.equal(kept.length, 1, "the old card stays for other statuses");
   });
 
@@ -385,13 +451,23 @@ describe(`link preview cards (${TEST_ENGINE})`, () => {
     const id = await post(accounts.alice, url);
     const results = await Promise.all([fetchCardForStatus(server.ctx, id), fetchCardForStatus(server.ctx, id)]);
     assert.equal(results.filter(Boolean).length, 1);
-    const links = await server.ctx.db.kysely.selectFrom("preview_cards_statuses").selectAll().where("status_id", "=", id).execute();
+    const links = await server.ctx.db.kysely
+      .selectFrom("preview_cards_statuses")
+      .selectAll()
+      .where("status_id", "=", id)
+      .execute();
     assert.equal(links.length, 1);
     assert.equal((await cardOf(accounts.alice, id)).title, "Twice");
   });
 
   test("the page's declared charset is honoured", async () => {
-    const body = Buffer.concat([Buffer.from(`<meta charset="iso-8859-1"><title>Caf`), Buffer.from([0xe9]), Buffer.from(` cr`), Buffer.from([0xe8]), Buffer.from(`me</title>`)]);
+    const body = Buffer.concat([
+      Buffer.from(`<meta charset="iso-8859-1"><title>Caf`),
+      Buffer.from([0xe9]),
+      Buffer.from(` cr`),
+      Buffer.from([0xe8]),
+      Buffer.from(`me</title>`),
+    ]);
     const url = site.serve("/latin1", { type: "text/html", body });
     assert.equal((await postAndFetch(url)).card.title, "Café crème");
   });

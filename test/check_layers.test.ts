@@ -31,6 +31,7 @@ test("an import from a service into the HTTP edge and a query in a route module 
     "src/services/statuses/find.ts": 'import { userOf } from "../../api/auth.ts";\nexport const x = userOf;\n',
     "src/entities/thing.ts": 'import { page } from "../web/render.ts";\n',
     "src/api/v1/things.ts": 'const rows = await ctx.db.kysely\n  .selectFrom("statuses")\n  .selectAll();\n',
+    "src/db/queries/multi.ts": 'import {\n  html,\n  SafeHtml,\n} from "../../web/html.ts";\n',
     "src/api/v1/fine.ts": 'import { statusById } from "../../db/queries/statuses.ts";\n',
   });
   try {
@@ -39,6 +40,7 @@ test("an import from a service into the HTTP edge and a query in a route module 
     assert.match(result.stderr, /src\/services\/statuses\/find\.ts:1: services\/ imports from api\//);
     assert.match(result.stderr, /src\/entities\/thing\.ts:1: entities\/ imports from web\//);
     assert.match(result.stderr, /src\/api\/v1\/things\.ts:2: a query in a route module/);
+    assert.match(result.stderr, /src\/db\/queries\/multi\.ts:4: db\/ imports from web\//);
     assert.doesNotMatch(result.stderr, /fine\.ts/);
   } finally {
     rmSync(root, { recursive: true, force: true });

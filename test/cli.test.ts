@@ -48,14 +48,29 @@ function printedPassword(result: CliResult): string {
 }
 
 async function userRow(server: TestServer, username: string) {
-  const account = await server.ctx.db.kysely.selectFrom("accounts").selectAll().where("username", "=", username).where("domain", "is", null).executeTakeFirstOrThrow();
-  const user = await server.ctx.db.kysely.selectFrom("users").selectAll().where("account_id", "=", account.id).executeTakeFirstOrThrow();
+  const account = await server.ctx.db.kysely
+    .selectFrom("accounts")
+    .selectAll()
+    .where("username", "=", username)
+    .where("domain", "is", null)
+    .executeTakeFirstOrThrow();
+  const user = await server.ctx.db.kysely
+    .selectFrom("users")
+    .selectAll()
+    .where("account_id", "=", account.id)
+    .executeTakeFirstOrThrow();
   return { account, user };
 }
 
 async function counts(server: TestServer): Promise<[number, number]> {
-  const accounts = await server.ctx.db.kysely.selectFrom("accounts").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  const users = await server.ctx.db.kysely.selectFrom("users").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  const accounts = await server.ctx.db.kysely
+    .selectFrom("accounts")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  const users = await server.ctx.db.kysely
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
   return [Number(accounts.n), Number(users.n)];
 }
 
@@ -67,7 +82,20 @@ describe("rookery accounts create / tokens create", () => {
   after(() => server.close());
 
   test("creates an Owner whose CLI token passes verify_credentials (acceptance)", async () => {
-    const created = await cli(server, "accounts", "create", "admin", "--email", "admin@localhost", "--password", "mastodonadmin", "--role", "Owner", "--confirmed", "--approved");
+    const created = await cli(
+      server,
+      "accounts",
+      "create",
+      "admin",
+      "--email",
+      "admin@localhost",
+      "--password",
+      "mastodonadmin",
+      "--role",
+      "Owner",
+      "--confirmed",
+      "--approved",
+    );
     assert.deepEqual([created.code, created.out, created.err], [0, ["OK"], []]);
 
     const { user } = await userRow(server, "admin");
@@ -91,7 +119,11 @@ describe("rookery accounts create / tokens create", () => {
     assert.equal(body.role.name, "Owner");
     assert.deepEqual(body.roles, [{ id: body.role.id, name: "Owner", color: body.role.color }]);
 
-    const row = await server.ctx.db.kysely.selectFrom("oauth_access_tokens").selectAll().where("user_id", "=", user.id).executeTakeFirstOrThrow();
+    const row = await server.ctx.db.kysely
+      .selectFrom("oauth_access_tokens")
+      .selectAll()
+      .where("user_id", "=", user.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.scopes, "read write");
   });
 
@@ -114,10 +146,26 @@ describe("rookery accounts create / tokens create", () => {
   });
 
   test("role names are case-insensitive", async () => {
-    const result = await cli(server, "accounts", "create", "moddy", "--email", "moddy@localhost", "--password", "password123", "--role", "moderator", "--confirmed");
+    const result = await cli(
+      server,
+      "accounts",
+      "create",
+      "moddy",
+      "--email",
+      "moddy@localhost",
+      "--password",
+      "password123",
+      "--role",
+      "moderator",
+      "--confirmed",
+    );
     assert.equal(result.code, 0, result.err.join("\n"));
     const { user } = await userRow(server, "moddy");
-    const role = await server.ctx.db.kysely.selectFrom("user_roles").selectAll().where("id", "=", user.role_id!).executeTakeFirstOrThrow();
+    const role = await server.ctx.db.kysely
+      .selectFrom("user_roles")
+      .selectAll()
+      .where("id", "=", user.role_id!)
+      .executeTakeFirstOrThrow();
     assert.equal(role.name, "Moderator");
   });
 
@@ -126,9 +174,15 @@ describe("rookery accounts create / tokens create", () => {
     const before = await counts(server);
     const cases: Array<[string[], RegExp]> = [
       [["TAKEN", "--email", "other@localhost", "--password", "password123"], /^Username is already taken$/],
-      [["bad-name!", "--email", "other@localhost", "--password", "password123"], /^Username must contain only letters, numbers and underscores$/],
+      [
+        ["bad-name!", "--email", "other@localhost", "--password", "password123"],
+        /^Username must contain only letters, numbers and underscores$/,
+      ],
       [["a".repeat(31), "--email", "other@localhost", "--password", "password123"], /^Username is too long/],
-      [["shorty", "--email", "other@localhost", "--password", "short"], /^Password is too short \(minimum is 8 characters\)$/],
+      [
+        ["shorty", "--email", "other@localhost", "--password", "short"],
+        /^Password is too short \(minimum is 8 characters\)$/,
+      ],
       [["mailer", "--email", "TAKEN@localhost", "--password", "password123"], /^E-mail is already taken$/],
       [["mailer", "--email", "not-an-address", "--password", "password123"], /^E-mail is invalid$/],
     ];
@@ -142,7 +196,11 @@ describe("rookery accounts create / tokens create", () => {
     // Several problems are all reported, one per line.
     const many = await cli(server, "accounts", "create", "Taken", "--email", "taken@LOCALHOST", "--password", "short");
     assert.equal(many.code, 1);
-    assert.deepEqual(many.err, ["Username is already taken", "E-mail is already taken", "Password is too short (minimum is 8 characters)"]);
+    assert.deepEqual(many.err, [
+      "Username is already taken",
+      "E-mail is already taken",
+      "Password is too short (minimum is 8 characters)",
+    ]);
     assert.deepEqual(await counts(server), before);
   });
 
@@ -151,7 +209,10 @@ describe("rookery accounts create / tokens create", () => {
     const role = await cli(server, "accounts", "create", "wizard", "--email", "wizard@localhost", "--role", "Wizard");
     assert.equal(role.code, 1);
     assert.deepEqual(role.out, []);
-    assert.match(role.err.join("\n"), /^rookery accounts create: unknown role "Wizard" \(use Owner, Admin, Moderator or User\)/);
+    assert.match(
+      role.err.join("\n"),
+      /^rookery accounts create: unknown role "Wizard" \(use Owner, Admin, Moderator or User\)/,
+    );
     assert.match(role.err.join("\n"), /Usage: rookery accounts create USERNAME/);
 
     const email = await cli(server, "accounts", "create", "wizard");
@@ -167,13 +228,21 @@ describe("rookery accounts create / tokens create", () => {
     assert.equal(bare.out.length, 1);
     assert.match(bare.out[0], /^[A-Za-z0-9_-]{20,}$/);
     assert.equal((await get(server.app, VERIFY, bare.out[0])).statusCode, 200);
-    const row = await server.ctx.db.kysely.selectFrom("oauth_access_tokens").select("scopes").where("user_id", "=", (await userRow(server, "tokenuser")).user.id).orderBy("id", "desc").executeTakeFirstOrThrow();
+    const row = await server.ctx.db.kysely
+      .selectFrom("oauth_access_tokens")
+      .select("scopes")
+      .where("user_id", "=", (await userRow(server, "tokenuser")).user.id)
+      .orderBy("id", "desc")
+      .executeTakeFirstOrThrow();
     assert.equal(row.scopes, "read");
 
     // The scopes are honoured: a write-only token cannot read the account.
     const writeOnly = await cli(server, "tokens", "create", "TokenUser", "--scopes", "write");
     assert.equal(writeOnly.code, 0);
-    assert.deepEqual(errorOf(await get(server.app, VERIFY, writeOnly.out[0])), [403, "This action is outside the authorized scopes"]);
+    assert.deepEqual(errorOf(await get(server.app, VERIFY, writeOnly.out[0])), [
+      403,
+      "This action is outside the authorized scopes",
+    ]);
 
     const tokensBefore = await server.ctx.db.kysely.selectFrom("oauth_access_tokens").select("id").execute();
     const unknownScope = await cli(server, "tokens", "create", "tokenuser", "--scopes", "read bogus");
@@ -187,7 +256,10 @@ describe("rookery accounts create / tokens create", () => {
 
     const nobody = await cli(server, "tokens", "create", "nobody", "--json");
     assert.deepEqual([nobody.code, nobody.out, nobody.err], [1, [], ["No user with the username nobody"]]);
-    assert.equal((await server.ctx.db.kysely.selectFrom("oauth_access_tokens").select("id").execute()).length, tokensBefore.length);
+    assert.equal(
+      (await server.ctx.db.kysely.selectFrom("oauth_access_tokens").select("id").execute()).length,
+      tokensBefore.length,
+    );
   });
 });
 
@@ -219,10 +291,16 @@ describe("rookery accounts modify", () => {
 
   test("--confirm and --approve let a new user in", async () => {
     const target = await createUser(server.ctx, "newbie", { confirmed: false, approved: false });
-    assert.deepEqual(errorOf(await get(server.app, VERIFY, target.token)), [403, "Your login is missing a confirmed e-mail address"]);
+    assert.deepEqual(errorOf(await get(server.app, VERIFY, target.token)), [
+      403,
+      "Your login is missing a confirmed e-mail address",
+    ]);
     assert.equal((await cli(server, "accounts", "modify", "newbie", "--confirm")).code, 0);
     assert.ok((await userRow(server, "newbie")).user.confirmed_at);
-    assert.deepEqual(errorOf(await get(server.app, VERIFY, target.token)), [403, "Your login is currently pending approval"]);
+    assert.deepEqual(errorOf(await get(server.app, VERIFY, target.token)), [
+      403,
+      "Your login is currently pending approval",
+    ]);
     assert.equal((await cli(server, "accounts", "modify", "newbie", "--approve")).code, 0);
     assert.equal((await get(server.app, VERIFY, target.token)).statusCode, 200);
 
@@ -304,7 +382,17 @@ describe("rookery accounts modify", () => {
 
   test("several changes at once, by a username in any case", async () => {
     const target = await createUser(server.ctx, "Multi", { confirmed: false });
-    const result = await cli(server, "accounts", "modify", "mULTI", "--confirm", "--role", "Admin", "--email", "multi@new.example");
+    const result = await cli(
+      server,
+      "accounts",
+      "modify",
+      "mULTI",
+      "--confirm",
+      "--role",
+      "Admin",
+      "--email",
+      "multi@new.example",
+    );
     assert.equal(result.code, 0, result.err.join("\n"));
     const body = (await get(server.app, VERIFY, target.token)).json();
     assert.equal(body.role.name, "Admin");
@@ -359,7 +447,10 @@ describe("rookery settings", () => {
     assert.equal((await userRow(server, "approvedone")).user.approved, true);
 
     const invalid = await cli(server, "settings", "set", "registrations_mode", "sometimes");
-    assert.deepEqual([invalid.code, invalid.out, invalid.err], [1, [], ["registrations_mode must be one of open, approved, none"]]);
+    assert.deepEqual(
+      [invalid.code, invalid.out, invalid.err],
+      [1, [], ["registrations_mode must be one of open, approved, none"]],
+    );
     assert.deepEqual((await cli(server, "settings", "get", "registrations_mode")).out, ["approved"]);
 
     assert.equal((await cli(server, "settings", "set", "registrations_mode", "none")).code, 0);
@@ -369,7 +460,13 @@ describe("rookery settings", () => {
   });
 
   test("rules as a JSON array and as lines", async () => {
-    const json = await cli(server, "settings", "set", "rules", '["Be kind", {"text": " No spam ", "hint": "Ads count"}]');
+    const json = await cli(
+      server,
+      "settings",
+      "set",
+      "rules",
+      '["Be kind", {"text": " No spam ", "hint": "Ads count"}]',
+    );
     assert.equal(json.code, 0, json.err.join("\n"));
     assert.deepEqual(JSON.parse((await cli(server, "settings", "get", "rules")).out[0]), [
       { text: "Be kind", hint: "" },
@@ -400,7 +497,12 @@ describe("rookery settings", () => {
   });
 
   test("booleans and strings", async () => {
-    for (const [text, value] of [["false", false], ["on", true], ["0", false], ["YES", true]] as const) {
+    for (const [text, value] of [
+      ["false", false],
+      ["on", true],
+      ["0", false],
+      ["YES", true],
+    ] as const) {
       const result = await cli(server, "settings", "set", "timeline_preview", text);
       assert.equal(result.code, 0, text);
       assert.deepEqual((await cli(server, "settings", "get", "timeline_preview")).out, [String(value)], text);
@@ -420,7 +522,10 @@ describe("rookery settings", () => {
   });
 
   test("an unknown key is a usage error", async () => {
-    for (const argv of [["get", "colour"], ["set", "colour", "blue"]]) {
+    for (const argv of [
+      ["get", "colour"],
+      ["set", "colour", "blue"],
+    ]) {
       const result = await cli(server, "settings", ...argv);
       assert.equal(result.code, 1);
       assert.match(result.err.join("\n"), /unknown setting "colour"/);
@@ -450,7 +555,8 @@ describe("rookery db migrate and help", () => {
       assert.deepEqual(result.err, [], name);
       assert.ok(result.out.join("\n").startsWith(`Usage: rookery ${command.usage}\n`), name);
       assert.match(result.out.join("\n"), /--help +Show this help/, name);
-      for (const option of Object.keys(command.options)) assert.ok(result.out.join("\n").includes(`--${option}`), `${name} --${option}`);
+      for (const option of Object.keys(command.options))
+        assert.ok(result.out.join("\n").includes(`--${option}`), `${name} --${option}`);
       // (No positional was given: --help wins over a missing argument.) An unknown option is still an error.
       assert.equal((await cli(server, ...command.path, "-x", "--help")).code, 1, `${name}: unknown option with --help`);
     }
@@ -489,7 +595,10 @@ describe("rookery db migrate and help", () => {
     const cases: Array<[string[], RegExp]> = [
       [["frobnicate"], /^rookery: unknown command "frobnicate"/],
       [["accounts", "delete", "alice"], /^rookery: unknown command "accounts delete"/],
-      [["accounts", "create", "x", "--email", "x@localhost", "--bogus"], /^rookery accounts create: Unknown option '--bogus'/],
+      [
+        ["accounts", "create", "x", "--email", "x@localhost", "--bogus"],
+        /^rookery accounts create: Unknown option '--bogus'/,
+      ],
       [["tokens", "create", "x", "--scopes"], /^rookery tokens create: Option '--scopes <value>' argument missing/],
       [["accounts", "create", "--email", "x@localhost"], /^rookery accounts create: missing argument/],
       [["accounts", "modify"], /^rookery accounts modify: missing argument/],
@@ -553,7 +662,10 @@ describe("bin/rookery.js", () => {
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^Usage: rookery COMMAND/);
 
-    const created = await run(process.execPath, [bin, "accounts", "create", "x", "--email", "x@localhost"], { cwd: dir, env });
+    const created = await run(process.execPath, [bin, "accounts", "create", "x", "--email", "x@localhost"], {
+      cwd: dir,
+      env,
+    });
     assert.equal(created.code, 0, created.stderr);
     const lines = created.stdout.trimEnd().split("\n");
     assert.equal(lines[0], "OK");
@@ -576,7 +688,10 @@ describe("bin/rookery.js", () => {
       await db.close();
     }
 
-    const again = await run(process.execPath, [bin, "accounts", "create", "x", "--email", "x2@localhost"], { cwd: dir, env });
+    const again = await run(process.execPath, [bin, "accounts", "create", "x", "--email", "x2@localhost"], {
+      cwd: dir,
+      env,
+    });
     assert.equal(again.code, 1);
     assert.equal(again.stdout, "");
     assert.equal(again.stderr, "Username is already taken\n");
@@ -613,19 +728,23 @@ describe("bin/rookery.js", () => {
     assert.equal(result.stderr, 'rookery: configuration error: PORT must be a whole number, got "abc"\n');
   });
 
-  test("on Node 20 (/usr/bin/node) it re-runs itself on Node 24", { skip: !existsSync("/usr/bin/node") && "/usr/bin/node does not exist" }, async () => {
-    const versionOf = await run("/usr/bin/node", ["--version"], { cwd: dir, env });
-    const major = Number(versionOf.stdout.trim().replace(/^v/, "").split(".")[0]);
-    const version = await run("/usr/bin/node", [bin, "--version"], { cwd: dir, env });
-    assert.equal(version.code, 0, version.stderr);
-    assert.equal(version.stdout, `${VERSION}\n`);
-    // The exit status of the re-run comes through.
-    const unknown = await run("/usr/bin/node", [bin, "frobnicate"], { cwd: dir, env });
-    assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /unknown command "frobnicate"/);
-    // And it really works with the database, not just --version.
-    const settings = await run("/usr/bin/node", [bin, "settings", "get", "registrations_mode"], { cwd: dir, env });
-    assert.deepEqual([settings.code, settings.stdout], [0, "open\n"], settings.stderr);
-    assert.ok(major > 0, `could not read the version of /usr/bin/node: ${versionOf.stdout}`);
-  });
+  test(
+    "on Node 20 (/usr/bin/node) it re-runs itself on Node 24",
+    { skip: !existsSync("/usr/bin/node") && "/usr/bin/node does not exist" },
+    async () => {
+      const versionOf = await run("/usr/bin/node", ["--version"], { cwd: dir, env });
+      const major = Number(versionOf.stdout.trim().replace(/^v/, "").split(".")[0]);
+      const version = await run("/usr/bin/node", [bin, "--version"], { cwd: dir, env });
+      assert.equal(version.code, 0, version.stderr);
+      assert.equal(version.stdout, `${VERSION}\n`);
+      // The exit status of the re-run comes through.
+      const unknown = await run("/usr/bin/node", [bin, "frobnicate"], { cwd: dir, env });
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /unknown command "frobnicate"/);
+      // And it really works with the database, not just --version.
+      const settings = await run("/usr/bin/node", [bin, "settings", "get", "registrations_mode"], { cwd: dir, env });
+      assert.deepEqual([settings.code, settings.stdout], [0, "open\n"], settings.stderr);
+      assert.ok(major > 0, `could not read the version of /usr/bin/node: ${versionOf.stdout}`);
+    },
+  );
 });

@@ -26,7 +26,11 @@ describe("EMAIL_DOMAIN_DNS_CHECK follows LOCAL_DOMAIN", () => {
   });
 
   test("the IPv6 loopback is accepted, bare or bracketed, and turns the check off", () => {
-    for (const [given, stored] of [["::1", "[::1]"], ["[::1]", "[::1]"], ["[::1]:3000", "[::1]:3000"]]) {
+    for (const [given, stored] of [
+      ["::1", "[::1]"],
+      ["[::1]", "[::1]"],
+      ["[::1]:3000", "[::1]:3000"],
+    ]) {
       const config = loadConfig({ LOCAL_DOMAIN: given });
       assert.equal(config.localDomain, stored, given);
       assert.equal(config.emailDomainDnsCheck, false, given);

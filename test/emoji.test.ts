@@ -29,13 +29,17 @@ async function cli(server: TestServer, command: Command, ...argv: string[]): Pro
 }
 
 function frame(width: number, height: number, red: number): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 4, background: { r: red, g: 40, b: 200, alpha: 0.8 } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 4, background: { r: red, g: 40, b: 200, alpha: 0.8 } } })
+    .png()
+    .toBuffer();
 }
 
 async function animated(format: "gif" | "webp", width: number, height: number): Promise<Buffer> {
   const frames = await Promise.all([frame(width, height, 255), frame(width, height, 0), frame(width, height, 128)]);
   const image = sharp(frames, { join: { animated: true } });
-  return (format === "gif" ? image.gif({ delay: [80, 80, 80], loop: 0 }) : image.webp({ delay: [80, 80, 80], loop: 0 })).toBuffer();
+  return (
+    format === "gif" ? image.gif({ delay: [80, 80, 80], loop: 0 }) : image.webp({ delay: [80, 80, 80], loop: 0 })
+  ).toBuffer();
 }
 
 /** The stored file behind an emoji URL, fetched through the app like a client would. */
@@ -71,13 +75,33 @@ describe("custom emoji from the CLI", () => {
     write("small.png", await frame(40, 30, 10));
     write("party.gif", await animated("gif", 200, 200));
     write("wave.webp", await animated("webp", 160, 320));
-    write("still.webp", await sharp(await frame(64, 64, 90)).webp().toBuffer());
-    write("photo.jpg", await sharp(await frame(64, 64, 90)).flatten().jpeg().toBuffer());
+    write(
+      "still.webp",
+      await sharp(await frame(64, 64, 90))
+        .webp()
+        .toBuffer(),
+    );
+    write(
+      "photo.jpg",
+      await sharp(await frame(64, 64, 90))
+        .flatten()
+        .jpeg()
+        .toBuffer(),
+    );
     write("notes.txt", Buffer.from("not an image\n"));
     write("empty.png", Buffer.alloc(0));
-    write("truncated.png", (await sharp(randomBytes(200 * 200 * 3), { raw: { width: 200, height: 200, channels: 3 } }).png().toBuffer()).subarray(0, 400));
+    write(
+      "truncated.png",
+      (
+        await sharp(randomBytes(200 * 200 * 3), { raw: { width: 200, height: 200, channels: 3 } })
+          .png()
+          .toBuffer()
+      ).subarray(0, 400),
+    );
     // Noise does not compress: a 300×300 RGBA PNG of it is about 350 KB.
-    const noise = await sharp(randomBytes(300 * 300 * 4), { raw: { width: 300, height: 300, channels: 4 } }).png().toBuffer();
+    const noise = await sharp(randomBytes(300 * 300 * 4), { raw: { width: 300, height: 300, channels: 4 } })
+      .png()
+      .toBuffer();
     assert.ok(noise.length > EMOJI_SIZE_LIMIT);
     write("huge.png", noise);
   });
@@ -104,7 +128,15 @@ describe("custom emoji from the CLI", () => {
   });
 
   test("an imported PNG is listed with working, scaled url and static_url", async () => {
-    const result = await cli(server, emojiImport, files["blobcat.png"], "--shortcode", "blobcat", "--category", "Blobs");
+    const result = await cli(
+      server,
+      emojiImport,
+      files["blobcat.png"],
+      "--shortcode",
+      "blobcat",
+      "--category",
+      "Blobs",
+    );
     assert.deepEqual(result, { code: 0, out: ["Added :blobcat:"], err: [] });
     const emoji = (await listed(server)).find((e) => e.shortcode === "blobcat");
     assert.ok(emoji);
@@ -160,17 +192,26 @@ describe("custom emoji from the CLI", () => {
   });
 
   test("--unlisted keeps an emoji out of the picker but listed", async () => {
-    assert.equal((await cli(server, emojiImport, files["small.png"], "--shortcode", "hidden_one", "--unlisted")).code, 0);
+    assert.equal(
+      (await cli(server, emojiImport, files["small.png"], "--shortcode", "hidden_one", "--unlisted")).code,
+      0,
+    );
     const emoji = (await listed(server)).find((e) => e.shortcode === "hidden_one");
     assert.equal(emoji?.visible_in_picker, false);
   });
 
   test("a status and a display name using the shortcode carry the emoji", async () => {
     const emoji = (await listed(server)).find((e) => e.shortcode === "blobcat")!;
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: alice.token, json: { status: "Hello :blobcat: and :nosuch:" } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: alice.token,
+      json: { status: "Hello :blobcat: and :nosuch:" },
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json().emojis, [emoji]);
-    const profile = await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", { token: alice.token, json: { display_name: "Alice :blobcat:" } });
+    const profile = await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", {
+      token: alice.token,
+      json: { display_name: "Alice :blobcat:" },
+    });
     assert.equal(profile.statusCode, 200, profile.body);
     assert.deepEqual(profile.json().emojis, [emoji]);
     const account = await get(server.app, `/api/v1/accounts/${alice.account.id}`);
@@ -179,15 +220,24 @@ describe("custom emoji from the CLI", () => {
 
   test("a disabled emoji is neither listed nor rendered until enabled again", async () => {
     assert.deepEqual(await cli(server, emojiDisable, ":blobcat:"), { code: 0, out: ["Disabled :blobcat:"], err: [] });
-    assert.equal((await listed(server)).some((e) => e.shortcode === "blobcat"), false);
-    const status = await request(server.app, "POST", "/api/v1/statuses", { token: alice.token, json: { status: "Still :blobcat:" } });
+    assert.equal(
+      (await listed(server)).some((e) => e.shortcode === "blobcat"),
+      false,
+    );
+    const status = await request(server.app, "POST", "/api/v1/statuses", {
+      token: alice.token,
+      json: { status: "Still :blobcat:" },
+    });
     assert.deepEqual(status.json().emojis, []);
     assert.deepEqual((await get(server.app, `/api/v1/accounts/${alice.account.id}`)).json().emojis, []);
     const list = await cli(server, emojiList);
     assert.match(list.out.find((line) => line.startsWith(":blobcat:")) ?? "", /category=Blobs  disabled$/);
 
     assert.deepEqual(await cli(server, emojiEnable, "blobcat"), { code: 0, out: ["Enabled :blobcat:"], err: [] });
-    assert.equal((await listed(server)).some((e) => e.shortcode === "blobcat"), true);
+    assert.equal(
+      (await listed(server)).some((e) => e.shortcode === "blobcat"),
+      true,
+    );
     assert.equal((await get(server.app, `/api/v1/accounts/${alice.account.id}`)).json().emojis.length, 1);
   });
 
@@ -195,8 +245,14 @@ describe("custom emoji from the CLI", () => {
     const { code, out } = await cli(server, emojiList);
     assert.equal(code, 0);
     const byCode = new Map(out.map((line) => [line.split(" ")[0], line]));
-    assert.deepEqual([...byCode.keys()], [":blobcat:", ":hidden_one:", ":party_gif:", ":small:", ":still_webp:", ":wave:"]);
-    assert.match(byCode.get(":hidden_one:")!, /^:hidden_one:\s+https:\/\/rookery\.test\/system\/custom_emojis\/images\/\d+\/original\/[0-9a-f]+\.png  unlisted$/);
+    assert.deepEqual(
+      [...byCode.keys()],
+      [":blobcat:", ":hidden_one:", ":party_gif:", ":small:", ":still_webp:", ":wave:"],
+    );
+    assert.match(
+      byCode.get(":hidden_one:")!,
+      /^:hidden_one:\s+https:\/\/rookery\.test\/system\/custom_emojis\/images\/\d+\/original\/[0-9a-f]+\.png  unlisted$/,
+    );
     assert.match(byCode.get(":blobcat:")!, /\.png  category=Blobs$/);
   });
 
@@ -204,7 +260,10 @@ describe("custom emoji from the CLI", () => {
     const before = (await listed(server)).find((e) => e.shortcode === "blobcat");
     const result = await cli(server, emojiImport, files["small.png"], "--shortcode", "blobcat");
     assert.deepEqual(result, { code: 1, out: [], err: ["Shortcode has already been taken"] });
-    assert.deepEqual((await listed(server)).find((e) => e.shortcode === "blobcat"), before);
+    assert.deepEqual(
+      (await listed(server)).find((e) => e.shortcode === "blobcat"),
+      before,
+    );
     assert.equal((await cli(server, emojiImport, files["small.png"], "--shortcode", "BlobCat")).code, 0);
     const shortcodes = (await listed(server)).map((e) => e.shortcode);
     assert.ok(shortcodes.includes("BlobCat") && shortcodes.includes("blobcat"));
@@ -219,9 +278,17 @@ describe("custom emoji from the CLI", () => {
       ["ブロブ", ["Shortcode is invalid"]],
     ];
     for (const [shortcode, errors] of cases) {
-      assert.deepEqual(await cli(server, emojiImport, files["small.png"], "--shortcode", shortcode), { code: 1, out: [], err: errors }, shortcode);
+      assert.deepEqual(
+        await cli(server, emojiImport, files["small.png"], "--shortcode", shortcode),
+        { code: 1, out: [], err: errors },
+        shortcode,
+      );
     }
-    assert.deepEqual(await cli(server, emojiImport, files["small.png"], "--shortcode", ""), { code: 1, out: [], err: ["Shortcode is invalid", "Shortcode is too short (minimum is 2 characters)"] });
+    assert.deepEqual(await cli(server, emojiImport, files["small.png"], "--shortcode", ""), {
+      code: 1,
+      out: [],
+      err: ["Shortcode is invalid", "Shortcode is too short (minimum is 2 characters)"],
+    });
   });
 
   test("files that are not PNG, GIF or WebP images are refused", async () => {
@@ -232,25 +299,47 @@ describe("custom emoji from the CLI", () => {
       ["truncated.png", "Image could not be processed: the file is not a readable image"],
     ];
     for (const [name, error] of cases) {
-      assert.deepEqual(await cli(server, emojiImport, files[name], "--shortcode", "bad_file"), { code: 1, out: [], err: [error] }, name);
+      assert.deepEqual(
+        await cli(server, emojiImport, files[name], "--shortcode", "bad_file"),
+        { code: 1, out: [], err: [error] },
+        name,
+      );
     }
-    assert.equal((await listed(server)).some((e) => e.shortcode === "bad_file"), false);
+    assert.equal(
+      (await listed(server)).some((e) => e.shortcode === "bad_file"),
+      false,
+    );
   });
 
   test("files over 256 KB are refused, and errors are reported together", async () => {
-    assert.deepEqual(await cli(server, emojiImport, files["huge.png"], "--shortcode", "huge"), { code: 1, out: [], err: ["Image file size must be less than 256 KB"] });
+    assert.deepEqual(await cli(server, emojiImport, files["huge.png"], "--shortcode", "huge"), {
+      code: 1,
+      out: [],
+      err: ["Image file size must be less than 256 KB"],
+    });
     assert.deepEqual(await cli(server, emojiImport, files["huge.png"], "--shortcode", "x"), {
       code: 1,
       out: [],
-      err: ["Shortcode is invalid", "Shortcode is too short (minimum is 2 characters)", "Image file size must be less than 256 KB"],
+      err: [
+        "Shortcode is invalid",
+        "Shortcode is too short (minimum is 2 characters)",
+        "Image file size must be less than 256 KB",
+      ],
     });
     assert.deepEqual(await cli(server, emojiImport, files["huge.png"], "--shortcode", "blobcat"), {
       code: 1,
       out: [],
       err: ["Shortcode has already been taken", "Image file size must be less than 256 KB"],
     });
-    await assert.rejects(addCustomEmoji(server.ctx, { shortcode: "huge", data: Buffer.alloc(EMOJI_SIZE_LIMIT + 1) }), (error: Error & { status?: number }) => error.status === 422 && error.message === "Validation failed: Image file size must be less than 256 KB");
-    assert.equal((await listed(server)).some((e) => e.shortcode === "huge"), false);
+    await assert.rejects(
+      addCustomEmoji(server.ctx, { shortcode: "huge", data: Buffer.alloc(EMOJI_SIZE_LIMIT + 1) }),
+      (error: Error & { status?: number }) =>
+        error.status === 422 && error.message === "Validation failed: Image file size must be less than 256 KB",
+    );
+    assert.equal(
+      (await listed(server)).some((e) => e.shortcode === "huge"),
+      false,
+    );
   });
 
   test("a missing file or a folder is reported", async () => {
@@ -263,13 +352,20 @@ describe("custom emoji from the CLI", () => {
   });
 
   test("a device is not read as an image", { skip: !existsSync("/dev/zero") }, async () => {
-    assert.deepEqual(await cli(server, emojiImport, "/dev/zero", "--shortcode", "zero"), { code: 1, out: [], err: ["Cannot read /dev/zero: not a regular file"] });
+    assert.deepEqual(await cli(server, emojiImport, "/dev/zero", "--shortcode", "zero"), {
+      code: 1,
+      out: [],
+      err: ["Cannot read /dev/zero: not a regular file"],
+    });
   });
 
   test("emoji remove deletes the emoji and its files", async () => {
     const emoji = (await listed(server)).find((e) => e.shortcode === "party_gif")!;
     assert.deepEqual(await cli(server, emojiRemove, "party_gif"), { code: 0, out: ["Removed :party_gif:"], err: [] });
-    assert.equal((await listed(server)).some((e) => e.shortcode === "party_gif"), false);
+    assert.equal(
+      (await listed(server)).some((e) => e.shortcode === "party_gif"),
+      false,
+    );
     assert.equal((await fetchImage(server, emoji.url)).status, 404);
     assert.equal((await fetchImage(server, emoji.static_url)).status, 404);
     // The shortcode is free again.
@@ -278,7 +374,11 @@ describe("custom emoji from the CLI", () => {
 
   test("commands on an unknown shortcode fail", async () => {
     for (const command of [emojiRemove, emojiDisable, emojiEnable]) {
-      assert.deepEqual(await cli(server, command, "nosuch"), { code: 1, out: [], err: ["No custom emoji :nosuch:"] }, command.path.join(" "));
+      assert.deepEqual(
+        await cli(server, command, "nosuch"),
+        { code: 1, out: [], err: ["No custom emoji :nosuch:"] },
+        command.path.join(" "),
+      );
     }
     // Shortcodes are case-sensitive here too.
     assert.equal((await cli(server, emojiDisable, "BLOBCAT")).code, 1);

@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { newId } from "../src/db/ids.ts";
 import { recoverOverdueWork, removeUnusedCards } from "../src/services/housekeeping.ts";
-import { translationProvider, useTranslationProvider, type TranslationProvider } from "../src/services/translation/provider.ts";
+import {
+  translationProvider,
+  useTranslationProvider,
+  type TranslationProvider,
+} from "../src/services/translation/provider.ts";
 import { createTestServer, createUser, errorOf, postStatus, request, type TestServer, type TestUser } from "./kit.ts";
 
 describe("housekeeping", () => {
@@ -24,25 +28,44 @@ describe("housekeeping", () => {
 
   test("a scheduled status whose job was lost is published by the sweep, once", async () => {
     const later = new Date(Date.now() + 3600_000).toISOString();
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, json: { status: "lost job", scheduled_at: later } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: user.token,
+      json: { status: "lost job", scheduled_at: later },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const id = (res.json() as { id: string }).id;
     // The job ran out of attempts and is gone; the time has passed.
     await db().deleteFrom("jobs").where("name", "=", "scheduled_statuses.publish").execute();
-    await db().updateTable("scheduled_statuses").set({ scheduled_at: minutesAgo(10) }).where("id", "=", id).execute();
+    await db()
+      .updateTable("scheduled_statuses")
+      .set({ scheduled_at: minutesAgo(10) })
+      .where("id", "=", id)
+      .execute();
     const first = await recoverOverdueWork(server.ctx);
     assert.equal(first.published, 1);
     const again = await recoverOverdueWork(server.ctx);
     assert.equal(again.published, 0);
-    const posted = await db().selectFrom("statuses").select("text").where("account_id", "=", user.account.id).where("text", "=", "lost job").execute();
+    const posted = await db()
+      .selectFrom("statuses")
+      .select("text")
+      .where("account_id", "=", user.account.id)
+      .where("text", "=", "lost job")
+      .execute();
     assert.equal(posted.length, 1);
   });
 
   test("a scheduled status not yet overdue is left to its job", async () => {
     const later = new Date(Date.now() + 3600_000).toISOString();
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: user.token, json: { status: "on time", scheduled_at: later } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: user.token,
+      json: { status: "on time", scheduled_at: later },
+    });
     const id = (res.json() as { id: string }).id;
-    await db().updateTable("scheduled_statuses").set({ scheduled_at: minutesAgo(1) }).where("id", "=", id).execute();
+    await db()
+      .updateTable("scheduled_statuses")
+      .set({ scheduled_at: minutesAgo(1) })
+      .where("id", "=", id)
+      .execute();
     assert.equal((await recoverOverdueWork(server.ctx)).published, 0);
   });
 
@@ -50,7 +73,11 @@ describe("housekeeping", () => {
     const status = await postStatus(server, user, { status: "vote", poll: { options: ["a", "b"], expires_in: 600 } });
     const pollId = status.poll!.id;
     await db().deleteFrom("jobs").where("name", "=", "polls.close").execute();
-    await db().updateTable("polls").set({ expires_at: minutesAgo(10) }).where("id", "=", pollId).execute();
+    await db()
+      .updateTable("polls")
+      .set({ expires_at: minutesAgo(10) })
+      .where("id", "=", pollId)
+      .execute();
     assert.equal((await recoverOverdueWork(server.ctx)).pollsClosed, 1);
     const poll = await db().selectFrom("polls").select("closed_at").where("id", "=", pollId).executeTakeFirstOrThrow();
     assert.ok(poll.closed_at);
@@ -63,16 +90,31 @@ describe("housekeeping", () => {
       const id = newId();
       const image = `cards/${name}.png`;
       await server.ctx.media.put(image, Buffer.from("png"));
-      await db().insertInto("preview_cards").values({ id, url: `https://example.com/${name}`, image_file: image, created_at: updatedAt, updated_at: updatedAt }).execute();
+      await db()
+        .insertInto("preview_cards")
+        .values({
+          id,
+          url: `https://example.com/${name}`,
+          image_file: image,
+          created_at: updatedAt,
+          updated_at: updatedAt,
+        })
+        .execute();
       return { id, image };
     };
     const unused = await card("unused", minutesAgo(60 * 25));
     const used = await card("used", minutesAgo(60 * 25));
     const recent = await card("recent", minutesAgo(5));
-    await db().insertInto("preview_cards_statuses").values({ status_id: status.id, preview_card_id: used.id, url: null }).execute();
+    await db()
+      .insertInto("preview_cards_statuses")
+      .values({ status_id: status.id, preview_card_id: used.id, url: null })
+      .execute();
     assert.equal(await removeUnusedCards(server.ctx), 1);
     const left = (await db().selectFrom("preview_cards").select("id").execute()).map((r) => r.id);
-    assert.deepEqual(left.filter((id) => [unused.id, used.id, recent.id].includes(id)).sort(), [used.id, recent.id].sort());
+    assert.deepEqual(
+      left.filter((id) => [unused.id, used.id, recent.id].includes(id)).sort(),
+      [used.id, recent.id].sort(),
+    );
     assert.equal(await server.ctx.media.get(unused.image), undefined);
     assert.ok(await server.ctx.media.get(used.image));
   });
@@ -91,20 +133,27 @@ describe("housekeeping", () => {
     useTranslationProvider(server.ctx, provider);
     try {
       const status = await postStatus(server, user, { status: "hallo welt", language: "de" });
-      const translate = (lang: string) => request(server.app, "POST", `/api/v1/statuses/${status.id}/translate`, { token: user.token, json: { lang } });
+      const translate = (lang: string) =>
+        request(server.app, "POST", `/api/v1/statuses/${status.id}/translate`, { token: user.token, json: { lang } });
       const first = await translate("en");
       assert.equal(first.statusCode, 200, first.body);
       assert.equal((await translate("en")).body, first.body);
       assert.equal(calls, 1);
       assert.equal((await translate("fr")).statusCode, 200);
       assert.equal(calls, 2);
-      const edit = await request(server.app, "PUT", `/api/v1/statuses/${status.id}`, { token: user.token, json: { status: "hallo neue welt" } });
+      const edit = await request(server.app, "PUT", `/api/v1/statuses/${status.id}`, {
+        token: user.token,
+        json: { status: "hallo neue welt" },
+      });
       assert.equal(edit.statusCode, 200, edit.body);
       const edited = await translate("en");
       assert.match(edited.body, /HALLO NEUE WELT/);
       assert.equal(calls, 3);
       await request(server.app, "DELETE", `/api/v1/statuses/${status.id}`, { token: user.token });
-      assert.deepEqual(await db().selectFrom("status_translations").select("id").where("status_id", "=", status.id).execute(), []);
+      assert.deepEqual(
+        await db().selectFrom("status_translations").select("id").where("status_id", "=", status.id).execute(),
+        [],
+      );
     } finally {
       useTranslationProvider(server.ctx, original);
     }
@@ -114,13 +163,25 @@ describe("housekeeping", () => {
     const pinner = await createUser(server.ctx, "pinner");
     const posts = [];
     for (let i = 0; i < 14; i++) posts.push(await postStatus(server, pinner, { status: `pin me ${i}` }));
-    for (const post of posts.slice(0, 4)) await request(server.app, "POST", `/api/v1/statuses/${post.id}/pin`, { token: pinner.token });
-    const results = await Promise.all(posts.slice(4).map((post) => request(server.app, "POST", `/api/v1/statuses/${post.id}/pin`, { token: pinner.token })));
+    for (const post of posts.slice(0, 4))
+      await request(server.app, "POST", `/api/v1/statuses/${post.id}/pin`, { token: pinner.token });
+    const results = await Promise.all(
+      posts
+        .slice(4)
+        .map((post) => request(server.app, "POST", `/api/v1/statuses/${post.id}/pin`, { token: pinner.token })),
+    );
     assert.equal(results.filter((r) => r.statusCode === 200).length, 1);
     for (const refused of results.filter((r) => r.statusCode !== 200)) {
-      assert.deepEqual(errorOf(refused), [422, "Validation failed: You have already pinned the maximum number of posts"]);
+      assert.deepEqual(errorOf(refused), [
+        422,
+        "Validation failed: You have already pinned the maximum number of posts",
+      ]);
     }
-    const pinned = await db().selectFrom("status_pins").select("id").where("account_id", "=", pinner.account.id).execute();
+    const pinned = await db()
+      .selectFrom("status_pins")
+      .select("id")
+      .where("account_id", "=", pinner.account.id)
+      .execute();
     assert.equal(pinned.length, 5);
   });
 
@@ -130,14 +191,26 @@ describe("housekeeping", () => {
     day.setUTCHours(12, 0, 0, 0);
     const at = (i: number) => new Date(day.getTime() + i * 60_000).toISOString();
     for (let i = 0; i < 22; i++) {
-      const res = await request(server.app, "POST", "/api/v1/statuses", { token: planner.token, json: { status: `plan ${i}`, scheduled_at: at(i) } });
+      const res = await request(server.app, "POST", "/api/v1/statuses", {
+        token: planner.token,
+        json: { status: `plan ${i}`, scheduled_at: at(i) },
+      });
       assert.equal(res.statusCode, 200, res.body);
     }
     const burst = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => request(server.app, "POST", "/api/v1/statuses", { token: planner.token, json: { status: `burst ${i}`, scheduled_at: at(100 + i) } })),
+      Array.from({ length: 8 }, (_, i) =>
+        request(server.app, "POST", "/api/v1/statuses", {
+          token: planner.token,
+          json: { status: `burst ${i}`, scheduled_at: at(100 + i) },
+        }),
+      ),
     );
     assert.equal(burst.filter((r) => r.statusCode === 200).length, 3);
-    const rows = await db().selectFrom("scheduled_statuses").select("id").where("account_id", "=", planner.account.id).execute();
+    const rows = await db()
+      .selectFrom("scheduled_statuses")
+      .select("id")
+      .where("account_id", "=", planner.account.id)
+      .execute();
     assert.equal(rows.length, 25);
   });
 });

@@ -36,8 +36,10 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     queues.push(queue);
     return queue;
   };
-  const jobsNamed = (name: string) => server.ctx.db.kysely.selectFrom("jobs").selectAll().where("name", "=", name).orderBy("id").execute();
-  const jobById = (id: string) => server.ctx.db.kysely.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
+  const jobsNamed = (name: string) =>
+    server.ctx.db.kysely.selectFrom("jobs").selectAll().where("name", "=", name).orderBy("id").execute();
+  const jobById = (id: string) =>
+    server.ctx.db.kysely.selectFrom("jobs").selectAll().where("id", "=", id).executeTakeFirst();
 
   before(async () => {
     server = await createTestServer();
@@ -237,9 +239,15 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     });
     for (let i = 0; i < 20; i++) await drainers[0].enqueue(name, i);
     const counts = await Promise.all(drainers.map((queue) => queue.drain()));
-    assert.equal(counts.reduce((a, b) => a + b, 0), 20);
+    assert.equal(
+      counts.reduce((a, b) => a + b, 0),
+      20,
+    );
     assert.equal(runs.size, 20);
-    assert.ok([...runs.values()].every((n) => n === 1), JSON.stringify([...runs]));
+    assert.ok(
+      [...runs.values()].every((n) => n === 1),
+      JSON.stringify([...runs]),
+    );
     assert.deepEqual(await jobsNamed(name), []);
   });
 
@@ -304,26 +312,22 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     assert.ok(Date.now() - stopAt < 1000, "stop() does not wait out the poll interval of a sleeping worker");
   });
 
-  test(
-    "stop() right after start() does not wait out the poll interval",
-    {},
-    async () => {
-      const queue = newQueue();
-      const name = jobName("quickstop");
-      queue.register(name, async () => {});
-      await queue.start({ pollInterval: 60_000 });
-      const stopAt = Date.now();
-      const stopped = queue.stop().then(() => true);
-      const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), 2000));
-      const inTime = await Promise.race([stopped, timedOut]);
-      if (!inTime) {
-        // Release the sleeping loops (enqueue wakes them) so the suite does not wait a minute.
-        await queue.enqueue(name, null);
-        await stopped;
-      }
-      assert.ok(inTime, `stop() took ${Date.now() - stopAt} ms`);
-    },
-  );
+  test("stop() right after start() does not wait out the poll interval", {}, async () => {
+    const queue = newQueue();
+    const name = jobName("quickstop");
+    queue.register(name, async () => {});
+    await queue.start({ pollInterval: 60_000 });
+    const stopAt = Date.now();
+    const stopped = queue.stop().then(() => true);
+    const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), 2000));
+    const inTime = await Promise.race([stopped, timedOut]);
+    if (!inTime) {
+      // Release the sleeping loops (enqueue wakes them) so the suite does not wait a minute.
+      await queue.enqueue(name, null);
+      await stopped;
+    }
+    assert.ok(inTime, `stop() took ${Date.now() - stopAt} ms`);
+  });
 
   test("recurring jobs: one pending run even when scheduled twice, and the next run after each", async () => {
     const queue = newQueue();
@@ -354,20 +358,16 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     assert.equal((await jobsNamed(name)).length, 1);
   });
 
-  test(
-    "recurring jobs: two workers starting at the same time schedule one run",
-    {},
-    async () => {
-      const name = jobName("together");
-      const [a, b] = [newQueue(), newQueue()];
-      for (const queue of [a, b]) {
-        queue.register(name, async () => {});
-        queue.recurring(name, 60_000);
-      }
-      await Promise.all([a.scheduleRecurring(), b.scheduleRecurring()]);
-      assert.equal((await jobsNamed(name)).length, 1);
-    },
-  );
+  test("recurring jobs: two workers starting at the same time schedule one run", {}, async () => {
+    const name = jobName("together");
+    const [a, b] = [newQueue(), newQueue()];
+    for (const queue of [a, b]) {
+      queue.register(name, async () => {});
+      queue.recurring(name, 60_000);
+    }
+    await Promise.all([a.scheduleRecurring(), b.scheduleRecurring()]);
+    assert.equal((await jobsNamed(name)).length, 1);
+  });
 
   test("a recurring job that failed for good is scheduled afresh", async () => {
     const queue = newQueue();
@@ -415,7 +415,16 @@ describe(`job queue (${TEST_ENGINE})`, () => {
       const id = newId();
       await ctx.db.kysely
         .insertInto("jobs")
-        .values({ id, name: jobName(label), payload: "null", run_at: new Date(failedAt).toISOString(), attempts: 5, max_attempts: 5, failed_at: new Date(failedAt).toISOString(), created_at: new Date(failedAt).toISOString() })
+        .values({
+          id,
+          name: jobName(label),
+          payload: "null",
+          run_at: new Date(failedAt).toISOString(),
+          attempts: 5,
+          max_attempts: 5,
+          failed_at: new Date(failedAt).toISOString(),
+          created_at: new Date(failedAt).toISOString(),
+        })
         .execute();
       return id;
     };

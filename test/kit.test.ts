@@ -179,7 +179,10 @@ describe("the social graph helpers", () => {
       ["poll[expires_in]", "600"],
     ]);
     assert.equal(status.content, "<p>from a form</p>");
-    assert.deepEqual(status.poll?.options.map((o) => o.title), ["yes", "no"]);
+    assert.deepEqual(
+      status.poll?.options.map((o) => o.title),
+      ["yes", "no"],
+    );
   });
 });
 
@@ -224,21 +227,33 @@ describe("the standard data set", () => {
       .select("target_account_id")
       .where("account_id", "=", data.carol.account.id)
       .execute();
-    assert.deepEqual(blocked.map((b) => b.target_account_id), [data.rita.id]);
+    assert.deepEqual(
+      blocked.map((b) => b.target_account_id),
+      [data.rita.id],
+    );
   });
 
   test("one status of each visibility by alice, seen by whom the comment says", async () => {
     const { alicePublic, aliceUnlisted, alicePrivate, aliceDirect } = data.statuses;
     const all = [alicePublic, aliceUnlisted, alicePrivate, aliceDirect];
-    assert.deepEqual(all.map((s) => s.visibility), ["public", "unlisted", "private", "direct"]);
-    assert.deepEqual(all.map((s) => s.account.id), Array(4).fill(data.alice.account.id));
+    assert.deepEqual(
+      all.map((s) => s.visibility),
+      ["public", "unlisted", "private", "direct"],
+    );
+    assert.deepEqual(
+      all.map((s) => s.account.id),
+      Array(4).fill(data.alice.account.id),
+    );
     assert.equal(await sees(alicePublic), true);
     assert.equal(await sees(aliceUnlisted), true);
     assert.equal(await sees(alicePrivate, data.bob.token), true);
     assert.equal(await sees(alicePrivate, data.carol.token), false);
     assert.equal(await sees(aliceDirect, data.bob.token), true);
     assert.equal(await sees(aliceDirect, data.carol.token), false);
-    assert.deepEqual(aliceDirect.mentions.map((m) => m.acct), ["bob"]);
+    assert.deepEqual(
+      aliceDirect.mentions.map((m) => m.acct),
+      ["bob"],
+    );
   });
 
   test("bob's reply counts on alice's public status", async () => {
@@ -255,7 +270,10 @@ describe("the standard data set", () => {
 
   test("the blobcat emoji is rendered in posts", async () => {
     const status = await postStatus(server, data.carol, { status: "hi :blobcat:" });
-    assert.deepEqual(status.emojis.map((e) => e.shortcode), [data.emoji.blobcat.shortcode]);
+    assert.deepEqual(
+      status.emojis.map((e) => e.shortcode),
+      [data.emoji.blobcat.shortcode],
+    );
   });
 });
 

@@ -73,7 +73,9 @@ import { digest, issueAccessToken } from "../src/services/auth/tokens.ts";
 import type { Account, MediaAttachment, Status, Visibility } from "./types.ts";
 
 /** Which engine this run uses: `sqlite` unless TEST_DATABASE_URL names a PostgreSQL database. */
-export const TEST_ENGINE: "sqlite" | "postgres" = process.env.TEST_DATABASE_URL?.startsWith("postgres") ? "postgres" : "sqlite";
+export const TEST_ENGINE: "sqlite" | "postgres" = process.env.TEST_DATABASE_URL?.startsWith("postgres")
+  ? "postgres"
+  : "sqlite";
 
 export interface TestServer {
   ctx: Ctx;
@@ -94,7 +96,9 @@ export interface TestServerOptions {
 }
 
 /** Tests never ask real DNS: domains under `.invalid` cannot receive mail, all others can. */
-export const TEST_MAIL_DOMAINS: MailDomainChecker = { canReceiveMail: async (domain) => !domain.toLowerCase().endsWith(".invalid") };
+export const TEST_MAIL_DOMAINS: MailDomainChecker = {
+  canReceiveMail: async (domain) => !domain.toLowerCase().endsWith(".invalid"),
+};
 
 /** A fresh Rookery on a fresh database. Call `close()` (e.g. in `after`). */
 export async function createTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -126,7 +130,15 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     throw error;
   }
   const jobs = new JobQueue(db, log);
-  const ctx: Ctx = { config, db, jobs, log, rateLimits: new MemoryRateLimitStore(), mailDomains: TEST_MAIL_DOMAINS, media: new FileSystemStorage(config.mediaDir) };
+  const ctx: Ctx = {
+    config,
+    db,
+    jobs,
+    log,
+    rateLimits: new MemoryRateLimitStore(),
+    mailDomains: TEST_MAIL_DOMAINS,
+    media: new FileSystemStorage(config.mediaDir),
+  };
   registerJobHandlers(ctx);
   const app = await buildApp(ctx);
   await options.routes?.(app, ctx);
@@ -175,7 +187,12 @@ const sharedApplication = new WeakMap<Ctx, ApplicationRow>();
 export async function testApplication(ctx: Ctx): Promise<ApplicationRow> {
   let app = sharedApplication.get(ctx);
   if (!app) {
-    app = await insertApplication(ctx.db.kysely, { name: "Test Client", website: "https://client.example", redirectUris: ["urn:ietf:wg:oauth:2.0:oob"], scopes: ["read", "write", "follow", "push"] });
+    app = await insertApplication(ctx.db.kysely, {
+      name: "Test Client",
+      website: "https://client.example",
+      redirectUris: ["urn:ietf:wg:oauth:2.0:oob"],
+      scopes: ["read", "write", "follow", "push"],
+    });
     sharedApplication.set(ctx, app);
   }
   return app;
@@ -203,10 +220,19 @@ export async function createUser(ctx: Ctx, username: string, options: UserOption
   });
   let row = account;
   if (options.locked) {
-    row = await ctx.db.kysely.updateTable("accounts").set({ locked: true }).where("id", "=", account.id).returningAll().executeTakeFirstOrThrow();
+    row = await ctx.db.kysely
+      .updateTable("accounts")
+      .set({ locked: true })
+      .where("id", "=", account.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
   const application = await testApplication(ctx);
-  const { accessToken } = await issueAccessToken(ctx.db.kysely, { applicationId: application.id, userId: user.id, scopes: options.scopes ?? STANDARD_SCOPES });
+  const { accessToken } = await issueAccessToken(ctx.db.kysely, {
+    applicationId: application.id,
+    userId: user.id,
+    scopes: options.scopes ?? STANDARD_SCOPES,
+  });
   return { account: row, user, token: accessToken, username };
 }
 
@@ -273,7 +299,11 @@ export async function tokenFor(ctx: Ctx, user: TestUser | UserRow, scopes: strin
 /** Revokes a bearer token, as the user revoking the app's access would. */
 export async function revokeToken(ctx: Ctx, token: string): Promise<void> {
   const now = new Date().toISOString();
-  await ctx.db.kysely.updateTable("oauth_access_tokens").set({ revoked_at: now }).where("token_digest", "=", digest(token)).execute();
+  await ctx.db.kysely
+    .updateTable("oauth_access_tokens")
+    .set({ revoked_at: now })
+    .where("token_digest", "=", digest(token))
+    .execute();
 }
 
 export interface RequestOptions {
@@ -289,12 +319,19 @@ export interface RequestOptions {
 function encodeForm(form: NonNullable<RequestOptions["form"]>): string {
   const pairs: Array<[string, string]> = Array.isArray(form)
     ? form
-    : Object.entries(form).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x): [string, string] => [k, x]) : [[k, v] as [string, string]]));
+    : Object.entries(form).flatMap(([k, v]) =>
+        Array.isArray(v) ? v.map((x): [string, string] => [k, x]) : [[k, v] as [string, string]],
+      );
   return pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
 }
 
 /** One HTTP request through the app. */
-export async function request(app: FastifyInstance, method: InjectOptions["method"], url: string, options: RequestOptions = {}): Promise<LightMyRequestResponse> {
+export async function request(
+  app: FastifyInstance,
+  method: InjectOptions["method"],
+  url: string,
+  options: RequestOptions = {},
+): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let payload: string | Buffer | undefined = options.body;
@@ -317,13 +354,19 @@ export function errorOf(res: LightMyRequestResponse): [number, string] {
 }
 
 /** A multipart body built by hand (so tests can also send broken ones). */
-export function multipartBody(parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>): { body: Buffer; contentType: string } {
+export function multipartBody(
+  parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>,
+): { body: Buffer; contentType: string } {
   const boundary = `----rookery${randomBytes(8).toString("hex")}`;
   const chunks: Buffer[] = [];
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ""}`;
     const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ""}\r\n`;
-    chunks.push(Buffer.from(head), Buffer.isBuffer(part.value) ? part.value : Buffer.from(part.value), Buffer.from("\r\n"));
+    chunks.push(
+      Buffer.from(head),
+      Buffer.isBuffer(part.value) ? part.value : Buffer.from(part.value),
+      Buffer.from("\r\n"),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };

@@ -44,11 +44,15 @@ export const openApiSkip: string | false = openApiAvailable
 type Ajv2020Class = typeof Ajv2020Module.default;
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: Ajv2020Class }).default ?? Ajv2020Module) as Ajv2020Class;
 type AddFormats = typeof addFormatsModule.default;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as AddFormats;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
+  addFormatsModule) as AddFormats;
 
 interface OpenApiDocument {
   components: { schemas: Record<string, unknown> };
-  paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+  >;
 }
 
 let ajv: InstanceType<Ajv2020Class> | undefined;
@@ -69,7 +73,10 @@ function load(): { ajv: InstanceType<Ajv2020Class>; spec: OpenApiDocument } {
 }
 
 function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
-  return (errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`);
+  return (errors ?? []).map(
+    (e) =>
+      `${e.instancePath || "/"} ${e.message ?? e.keyword}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`,
+  );
 }
 
 function validateWith(key: string, ref: string, value: unknown): string[] {
@@ -109,7 +116,10 @@ export function validateResponse(method: string, path: string, value: unknown, s
   const { spec } = load();
   const verb = method.toLowerCase();
   const schema = spec.paths[path]?.[verb]?.responses?.[String(status)]?.content?.["application/json"]?.schema;
-  if (schema === undefined) throw new Error(`The OpenAPI description has no JSON ${status} response for ${method.toUpperCase()} ${path}`);
-  const ref = ["spec#", "paths", path, verb, "responses", String(status), "content", "application/json", "schema"].map((s, i) => (i === 0 ? s : pointerEscape(s))).join("/");
+  if (schema === undefined)
+    throw new Error(`The OpenAPI description has no JSON ${status} response for ${method.toUpperCase()} ${path}`);
+  const ref = ["spec#", "paths", path, verb, "responses", String(status), "content", "application/json", "schema"]
+    .map((s, i) => (i === 0 ? s : pointerEscape(s)))
+    .join("/");
   return validateWith(`response:${verb} ${path} ${status}`, ref, value);
 }

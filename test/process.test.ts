@@ -57,9 +57,11 @@ class ServerProcess {
     for (;;) {
       const found = this.lines.find(predicate);
       if (found) return found;
-      if (!this.running) assert.fail(`the process exited before ${what}; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
+      if (!this.running)
+        assert.fail(`the process exited before ${what}; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
       const left = deadline - Date.now();
-      if (left <= 0) assert.fail(`timed out waiting for ${what}; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
+      if (left <= 0)
+        assert.fail(`timed out waiting for ${what}; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#waiters.push(() => {
@@ -76,7 +78,11 @@ class ServerProcess {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         this.child.kill("SIGKILL");
-        reject(new Error(`the process did not exit within ${WAIT_MS} ms; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`));
+        reject(
+          new Error(
+            `the process did not exit within ${WAIT_MS} ms; stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`,
+          ),
+        );
       }, WAIT_MS);
     });
     try {
@@ -107,11 +113,20 @@ describe(`the server process (${TEST_ENGINE})`, () => {
    * A fresh data directory and, on PostgreSQL, a fresh database of its own. (A database rather than a
    * schema: the migrator sees Kysely's migration tables in every schema of a database, see the report.)
    */
-  async function environment(extra: Record<string, string> = {}, options = { database: true }): Promise<Record<string, string>> {
+  async function environment(
+    extra: Record<string, string> = {},
+    options = { database: true },
+  ): Promise<Record<string, string>> {
     const dataDir = mkdtempSync(join(tmpdir(), "rookery-process-"));
     dirs.push(dataDir);
     // A minimal environment: nothing from the developer's shell (DATABASE_URL, LOCAL_DOMAIN, …) leaks in.
-    const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", PORT: "0", BIND: "127.0.0.1", ROOKERY_DATA_DIR: dataDir, LOG_LEVEL: "info" };
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      PORT: "0",
+      BIND: "127.0.0.1",
+      ROOKERY_DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+    };
     if (TEST_ENGINE === "postgres" && pgUrl && options.database) {
       const database = `rookery_process_${randomBytes(6).toString("hex")}`;
       databases.push(database);
@@ -142,10 +157,18 @@ describe(`the server process (${TEST_ENGINE})`, () => {
     const serving = await server.waitForLine((l) => typeof l.port === "number", "the listening line");
     const port = serving.port as number;
     assert.ok(port > 0 && port !== 3000, `a free port was chosen: ${port}`);
-    assert.match(serving.msg ?? "", new RegExp(`^Rookery is serving http://localhost:3000 \\(listening on 127\\.0\\.0\\.1:${port}, database ${TEST_ENGINE}\\)$`));
+    assert.match(
+      serving.msg ?? "",
+      new RegExp(
+        `^Rookery is serving http://localhost:3000 \\(listening on 127\\.0\\.0\\.1:${port}, database ${TEST_ENGINE}\\)$`,
+      ),
+    );
     await server.waitForLine((l) => l.msg === "job workers started", "the job workers");
     if (TEST_ENGINE === "sqlite") {
-      assert.ok(existsSync(join(env.ROOKERY_DATA_DIR, "rookery.sqlite")), "the default database file is under ROOKERY_DATA_DIR");
+      assert.ok(
+        existsSync(join(env.ROOKERY_DATA_DIR, "rookery.sqlite")),
+        "the default database file is under ROOKERY_DATA_DIR",
+      );
     }
 
     const instance = await fetch(`http://127.0.0.1:${port}/api/v2/instance`);
@@ -175,31 +198,38 @@ describe(`the server process (${TEST_ENGINE})`, () => {
     assert.equal((await fetch(`http://127.0.0.1:${firstServing.port as number}/health`)).status, 200);
     first.child.kill("SIGTERM");
     assert.deepEqual(await first.exit(), { code: 0, signal: null }, `${JSON.stringify(first.lines)} ${first.stderr}`);
-    if (TEST_ENGINE === "sqlite") assert.ok(first.lines.some((l) => l.msg === "database migrated"), "the first start migrates a fresh database");
+    if (TEST_ENGINE === "sqlite")
+      assert.ok(
+        first.lines.some((l) => l.msg === "database migrated"),
+        "the first start migrates a fresh database",
+      );
 
     const second = start(env);
     const serving = await second.waitForLine((l) => typeof l.port === "number", "the second listening line");
     await second.waitForLine((l) => l.msg === "job workers started", "the second start's job workers");
-    assert.equal(second.lines.some((l) => l.msg === "database migrated"), false);
+    assert.equal(
+      second.lines.some((l) => l.msg === "database migrated"),
+      false,
+    );
     assert.equal((await fetch(`http://127.0.0.1:${serving.port as number}/health`)).status, 200);
     second.child.kill("SIGINT");
-    assert.deepEqual(await second.exit(), { code: 0, signal: null }, `${JSON.stringify(second.lines)} ${second.stderr}`);
+    assert.deepEqual(
+      await second.exit(),
+      { code: 0, signal: null },
+      `${JSON.stringify(second.lines)} ${second.stderr}`,
+    );
+  });
+
+  test("SIGTERM right after the listening line still shuts down gracefully", { timeout: 60_000 }, async () => {
+    const server = start(await environment());
+    await server.waitForLine((l) => typeof l.port === "number", "the listening line");
+    server.child.kill("SIGTERM");
+    const { code, signal } = await server.exit();
+    assert.deepEqual({ code, signal }, { code: 0, signal: null });
   });
 
   test(
-    "SIGTERM right after the listening line still shuts down gracefully",
-    { timeout: 60_000 },
-    async () => {
-      const server = start(await environment());
-      await server.waitForLine((l) => typeof l.port === "number", "the listening line");
-      server.child.kill("SIGTERM");
-      const { code, signal } = await server.exit();
-      assert.deepEqual({ code, signal }, { code: 0, signal: null });
-    },
-  );
-
-  test(
-    "the shutdown is logged: \"shutting down\" with the signal, then \"stopped\" last",
+    'the shutdown is logged: "shutting down" with the signal, then "stopped" last',
     { timeout: 60_000 },
     async () => {
       const servers = await Promise.all(Array.from({ length: 3 }, async () => start(await environment())));
@@ -214,22 +244,36 @@ describe(`the server process (${TEST_ENGINE})`, () => {
       );
       for (const server of servers) {
         const messages = server.lines.map((l) => l.msg);
-        assert.ok(server.lines.some((l) => l.signal === "SIGTERM" && (l.msg ?? "").startsWith("shutting down")), JSON.stringify(messages));
+        assert.ok(
+          server.lines.some((l) => l.signal === "SIGTERM" && (l.msg ?? "").startsWith("shutting down")),
+          JSON.stringify(messages),
+        );
         assert.equal(messages.at(-1), "stopped", JSON.stringify(messages));
       }
     },
   );
 
-  test("ROOKERY_ROLE=worker runs the job workers without listening, and stops on SIGTERM", { timeout: 60_000 }, async () => {
-    const worker = start(await environment({ ROOKERY_ROLE: "worker" }));
-    await worker.waitForLine((l) => l.msg === "job workers started", "the job workers");
-    // The workers really run jobs: the recurring maintenance job is due at start.
-    await worker.waitForLine((l) => l.msg === "pruned expired records", "the maintenance job");
-    assert.equal(worker.lines.some((l) => "port" in l), false, "a worker does not listen");
-    assert.equal(worker.lines.some((l) => /Rookery is serving|Server listening/.test(l.msg ?? "")), false);
-    worker.child.kill("SIGTERM");
-    assert.deepEqual(await worker.exit(), { code: 0, signal: null });
-  });
+  test(
+    "ROOKERY_ROLE=worker runs the job workers without listening, and stops on SIGTERM",
+    { timeout: 60_000 },
+    async () => {
+      const worker = start(await environment({ ROOKERY_ROLE: "worker" }));
+      await worker.waitForLine((l) => l.msg === "job workers started", "the job workers");
+      // The workers really run jobs: the recurring maintenance job is due at start.
+      await worker.waitForLine((l) => l.msg === "pruned expired records", "the maintenance job");
+      assert.equal(
+        worker.lines.some((l) => "port" in l),
+        false,
+        "a worker does not listen",
+      );
+      assert.equal(
+        worker.lines.some((l) => /Rookery is serving|Server listening/.test(l.msg ?? "")),
+        false,
+      );
+      worker.child.kill("SIGTERM");
+      assert.deepEqual(await worker.exit(), { code: 0, signal: null });
+    },
+  );
 
   test("ROOKERY_ROLE=web listens without job workers", { timeout: 60_000 }, async () => {
     const web = start(await environment({ ROOKERY_ROLE: "web" }));
@@ -237,16 +281,31 @@ describe(`the server process (${TEST_ENGINE})`, () => {
     assert.equal((await fetch(`http://127.0.0.1:${serving.port as number}/health`)).status, 200);
     web.child.kill("SIGTERM");
     assert.deepEqual(await web.exit(), { code: 0, signal: null });
-    assert.equal(web.lines.some((l) => l.msg === "job workers started"), false);
-    assert.equal(web.lines.some((l) => l.msg === "pruned expired records"), false);
+    assert.equal(
+      web.lines.some((l) => l.msg === "job workers started"),
+      false,
+    );
+    assert.equal(
+      web.lines.some((l) => l.msg === "pruned expired records"),
+      false,
+    );
   });
 
   test("bad configuration exits 1 with one line on stderr naming the variable", { timeout: 60_000 }, async () => {
     const cases: Array<[Record<string, string>, string]> = [
       [{ PORT: "abc" }, 'rookery: configuration error: PORT must be a whole number, got "abc"'],
-      [{ DATABASE_URL: "mysql://x" }, 'rookery: configuration error: DATABASE_URL must start with sqlite: or postgres://, got "mysql://x"'],
-      [{ LIMITED_FEDERATION_MODE: "maybe" }, 'rookery: configuration error: LIMITED_FEDERATION_MODE must be true or false, got "maybe"'],
-      [{ ROOKERY_ROLE: "sidekiq" }, 'rookery: configuration error: ROOKERY_ROLE must be one of all, web, worker, got "sidekiq"'],
+      [
+        { DATABASE_URL: "mysql://x" },
+        'rookery: configuration error: DATABASE_URL must start with sqlite: or postgres://, got "mysql://x"',
+      ],
+      [
+        { LIMITED_FEDERATION_MODE: "maybe" },
+        'rookery: configuration error: LIMITED_FEDERATION_MODE must be true or false, got "maybe"',
+      ],
+      [
+        { ROOKERY_ROLE: "sidekiq" },
+        'rookery: configuration error: ROOKERY_ROLE must be one of all, web, worker, got "sidekiq"',
+      ],
     ];
     await Promise.all(
       cases.map(async ([extra, line]) => {
@@ -260,16 +319,28 @@ describe(`the server process (${TEST_ENGINE})`, () => {
     );
   });
 
-  test("an unreachable PostgreSQL exits 1 with one line naming DATABASE_URL (without the password)", { timeout: 60_000 }, async () => {
-    const child = start(await environment({ DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/x" }, { database: false }));
-    const { code } = await child.exit();
-    assert.equal(code, 1);
-    const lines = child.stderr.trimEnd().split("\n");
-    assert.equal(lines.length, 1, child.stderr);
-    assert.match(lines[0], /^rookery: Cannot use the database at postgres:\/\/\*\*\*@127\.0\.0\.1:1\/x \(DATABASE_URL\): .*ECONNREFUSED/);
-    assert.doesNotMatch(child.stderr, /hunter2/);
-    assert.equal(child.lines.some((l) => "port" in l), false);
-  });
+  test(
+    "an unreachable PostgreSQL exits 1 with one line naming DATABASE_URL (without the password)",
+    { timeout: 60_000 },
+    async () => {
+      const child = start(
+        await environment({ DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/x" }, { database: false }),
+      );
+      const { code } = await child.exit();
+      assert.equal(code, 1);
+      const lines = child.stderr.trimEnd().split("\n");
+      assert.equal(lines.length, 1, child.stderr);
+      assert.match(
+        lines[0],
+        /^rookery: Cannot use the database at postgres:\/\/\*\*\*@127\.0\.0\.1:1\/x \(DATABASE_URL\): .*ECONNREFUSED/,
+      );
+      assert.doesNotMatch(child.stderr, /hunter2/);
+      assert.equal(
+        child.lines.some((l) => "port" in l),
+        false,
+      );
+    },
+  );
 
   test("a port in use exits 1 naming BIND/PORT", { timeout: 60_000 }, async () => {
     const blocker: Server = createServer();
@@ -279,8 +350,14 @@ describe(`the server process (${TEST_ENGINE})`, () => {
       const child = start(await environment({ PORT: String(port) }));
       const { code } = await child.exit();
       assert.equal(code, 1);
-      assert.match(child.stderr, new RegExp(`^rookery: cannot listen on 127\\.0\\.0\\.1:${port} \\(BIND/PORT\\): .*EADDRINUSE`, "m"));
-      assert.equal(child.lines.some((l) => "port" in l), false);
+      assert.match(
+        child.stderr,
+        new RegExp(`^rookery: cannot listen on 127\\.0\\.0\\.1:${port} \\(BIND/PORT\\): .*EADDRINUSE`, "m"),
+      );
+      assert.equal(
+        child.lines.some((l) => "port" in l),
+        false,
+      );
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }

@@ -191,14 +191,26 @@ describe(`safeFetch (${TEST_ENGINE})`, () => {
   });
 
   test("refuses URLs that are not http(s) or carry credentials", async () => {
-    for (const url of ["file:///etc/passwd", "ftp://127.0.0.1/", "data:text/plain,hi", "javascript:alert(1)", "not a url", `http://user:secret@127.0.0.1:${main.port}/hello`]) {
+    for (const url of [
+      "file:///etc/passwd",
+      "ftp://127.0.0.1/",
+      "data:text/plain,hi",
+      "javascript:alert(1)",
+      "not a url",
+      `http://user:secret@127.0.0.1:${main.port}/hello`,
+    ]) {
       await assert.rejects(safeFetch(allowed.ctx, url), DestinationRefused, url);
     }
   });
 
   test("checks every redirect again: an allowed host cannot send the fetch somewhere forbidden", async () => {
     const before = totalHits(other) + totalHits(v6);
-    for (const target of [`${other.origin}/hello`, `${v6.origin}/hello`, "http://169.254.169.254/", "file:///etc/passwd"]) {
+    for (const target of [
+      `${other.origin}/hello`,
+      `${v6.origin}/hello`,
+      "http://169.254.169.254/",
+      "file:///etc/passwd",
+    ]) {
       const url = `${main.origin}/to?url=${encodeURIComponent(target)}`;
       await assert.rejects(safeFetch(allowed.ctx, url, { timeoutMs: 2000 }), DestinationRefused, target);
     }
@@ -219,14 +231,32 @@ describe(`safeFetch (${TEST_ENGINE})`, () => {
 
   test("a 303 turns a POST into a GET; credentials do not follow a redirect to another origin", async () => {
     const seeOther = `${main.origin}/to?status=303&url=${encodeURIComponent("/echo")}`;
-    const echoed = JSON.parse((await safeFetch(allowed.ctx, seeOther, { method: "POST", body: "payload", headers: { "Content-Type": "text/plain" } })).body.toString());
+    const echoed = JSON.parse(
+      (
+        await safeFetch(allowed.ctx, seeOther, {
+          method: "POST",
+          body: "payload",
+          headers: { "Content-Type": "text/plain" },
+        })
+      ).body.toString(),
+    );
     assert.equal(echoed.method, "GET");
     assert.equal(echoed.body, "");
     assert.equal(echoed.headers["content-type"], undefined);
 
-    const sameOrigin = JSON.parse((await safeFetch(allowed.ctx, `${main.origin}/to?url=/echo`, { headers: { Authorization: "Bearer x" } })).body.toString());
+    const sameOrigin = JSON.parse(
+      (
+        await safeFetch(allowed.ctx, `${main.origin}/to?url=/echo`, { headers: { Authorization: "Bearer x" } })
+      ).body.toString(),
+    );
     assert.equal(sameOrigin.headers.authorization, "Bearer x");
-    const crossOrigin = JSON.parse((await safeFetch(loopback, `${main.origin}/to?url=${encodeURIComponent(`${other.origin}/echo`)}`, { headers: { Authorization: "Bearer x" } })).body.toString());
+    const crossOrigin = JSON.parse(
+      (
+        await safeFetch(loopback, `${main.origin}/to?url=${encodeURIComponent(`${other.origin}/echo`)}`, {
+          headers: { Authorization: "Bearer x" },
+        })
+      ).body.toString(),
+    );
     assert.equal(crossOrigin.label, "other");
     assert.equal(crossOrigin.headers.authorization, undefined);
   });
@@ -247,11 +277,23 @@ describe(`safeFetch (${TEST_ENGINE})`, () => {
   test("limits the body size: by Content-Length, while streaming, and after decompression", async () => {
     await assert.rejects(safeFetch(allowed.ctx, `${main.origin}/big-declared`), ResponseTooLarge);
     await assert.rejects(safeFetch(allowed.ctx, `${main.origin}/big-streamed`), ResponseTooLarge);
-    await assert.rejects(safeFetch(allowed.ctx, `${main.origin}/big-streamed`, { maxBytes: 3 * MIB }), ResponseTooLarge);
-    assert.equal((await safeFetch(allowed.ctx, `${main.origin}/big-streamed`, { maxBytes: 4 * MIB })).body.length, 4 * MIB);
+    await assert.rejects(
+      safeFetch(allowed.ctx, `${main.origin}/big-streamed`, { maxBytes: 3 * MIB }),
+      ResponseTooLarge,
+    );
+    assert.equal(
+      (await safeFetch(allowed.ctx, `${main.origin}/big-streamed`, { maxBytes: 4 * MIB })).body.length,
+      4 * MIB,
+    );
     await assert.rejects(safeFetch(allowed.ctx, `${main.origin}/gzip-bomb`), ResponseTooLarge);
-    assert.equal((await safeFetch(allowed.ctx, `${main.origin}/hello`, { maxBytes: "hello from main".length })).body.toString(), "hello from main");
-    await assert.rejects(safeFetch(allowed.ctx, `${main.origin}/hello`, { maxBytes: "hello from main".length - 1 }), ResponseTooLarge);
+    assert.equal(
+      (await safeFetch(allowed.ctx, `${main.origin}/hello`, { maxBytes: "hello from main".length })).body.toString(),
+      "hello from main",
+    );
+    await assert.rejects(
+      safeFetch(allowed.ctx, `${main.origin}/hello`, { maxBytes: "hello from main".length - 1 }),
+      ResponseTooLarge,
+    );
   });
 
   test("decompresses gzip answers", async () => {
@@ -291,7 +333,10 @@ describe(`safeFetch (${TEST_ENGINE})`, () => {
       { address: "93.184.215.14", family: 4 },
       { address: "127.0.0.2", family: 4 },
     ];
-    await assert.rejects(safeFetch(allowed.ctx, "http://mixed.example/", { resolve, timeoutMs: 2000 }), DestinationRefused);
+    await assert.rejects(
+      safeFetch(allowed.ctx, "http://mixed.example/", { resolve, timeoutMs: 2000 }),
+      DestinationRefused,
+    );
   });
 
   test("a refused connection is a transient FetchFailed", async () => {

@@ -11,18 +11,49 @@ const OK = `<a href="https://ok.example/" ${A}>`;
 type ChildNode = ReturnType<typeof parseDocument>["children"][number];
 
 /** The elements and attributes MASTODON_STRICT lets through, for the structural checks. */
-const ELEMENTS = new Set(["p", "br", "span", "a", "del", "s", "pre", "blockquote", "code", "b", "strong", "u", "i", "em", "ul", "ol", "li", "ruby", "rt", "rp"]);
-const ATTRIBUTES: Record<string, string[]> = { a: ["href", "rel", "class", "translate", "target"], span: ["class", "translate"], ol: ["start", "reversed"], li: ["value"], p: ["class"] };
+const ELEMENTS = new Set([
+  "p",
+  "br",
+  "span",
+  "a",
+  "del",
+  "s",
+  "pre",
+  "blockquote",
+  "code",
+  "b",
+  "strong",
+  "u",
+  "i",
+  "em",
+  "ul",
+  "ol",
+  "li",
+  "ruby",
+  "rt",
+  "rp",
+]);
+const ATTRIBUTES: Record<string, string[]> = {
+  a: ["href", "rel", "class", "translate", "target"],
+  span: ["class", "translate"],
+  ol: ["start", "reversed"],
+  li: ["value"],
+  p: ["class"],
+};
 
 /** Parses sanitized output again and fails on anything MASTODON_STRICT would not let through. */
 function assertStrict(html: string, input: string): void {
   const visit = (nodes: ChildNode[]) => {
     for (const node of nodes) {
-      if (node.type === "comment" || node.type === "directive" || node.type === "cdata") assert.fail(`${node.type} in ${JSON.stringify(html)} from ${JSON.stringify(input)}`);
+      if (node.type === "comment" || node.type === "directive" || node.type === "cdata")
+        assert.fail(`${node.type} in ${JSON.stringify(html)} from ${JSON.stringify(input)}`);
       if (node.type !== "tag" && node.type !== "script" && node.type !== "style") continue;
       assert.ok(ELEMENTS.has(node.name), `<${node.name}> in ${JSON.stringify(html)} from ${JSON.stringify(input)}`);
       for (const name of Object.keys(node.attribs)) {
-        assert.ok(name === "lang" || ATTRIBUTES[node.name]?.includes(name), `${node.name}[${name}] in ${JSON.stringify(html)}`);
+        assert.ok(
+          name === "lang" || ATTRIBUTES[node.name]?.includes(name),
+          `${node.name}[${name}] in ${JSON.stringify(html)}`,
+        );
       }
       if (node.name === "a") {
         assert.ok(isAllowedHref(node.attribs.href), `href ${node.attribs.href}`);
@@ -81,7 +112,10 @@ describe("sanitizeHtml: script and event vectors", () => {
       ['<meta http-equiv="refresh" content="0;url=javascript:alert(1)">', ""],
       ["<link rel=stylesheet href=//evil.example/x.css>", ""],
       ['<span style="background:url(javascript:alert(1))" class="h-card">x</span>', '<span class="h-card">x</span>'],
-      ['<a href="https://ok.example/" onmouseover="alert(1)" style="x" target="_top">y</a>', `<a href="https://ok.example/" target="_blank" rel="nofollow noopener">y</a>`],
+      [
+        '<a href="https://ok.example/" onmouseover="alert(1)" style="x" target="_top">y</a>',
+        `<a href="https://ok.example/" target="_blank" rel="nofollow noopener">y</a>`,
+      ],
     ]);
   });
 
@@ -90,7 +124,7 @@ describe("sanitizeHtml: script and event vectors", () => {
       ["<svg onload=alert(1)><script>alert(1)</script></svg>after", "after"],
       ['<svg><a xlink:href="javascript:alert(1)"><text>x</text></a></svg>', ""],
       ["<svg><p>inside</p></svg>after", "after"],
-      ['<svg><style><img src=x onerror=alert(1)></style></svg>', ""],
+      ["<svg><style><img src=x onerror=alert(1)></style></svg>", ""],
       ["<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>", ""],
       ['<math><maction actiontype="statusline" xlink:href="javascript:alert(1)">x</maction></math>', ""],
     ]);
@@ -115,13 +149,29 @@ describe("sanitizeHtml: script and event vectors", () => {
       ['<a href="#top">click</a>', "click"],
       ["<a href>click</a>", "click"],
       ['<a name="x">click</a>', "click"],
-      ['<a href="javascript:alert(1)"><b>bold</b> <span class="invisible">https://</span>x<br>y</a>', "bold https://xy"],
+      [
+        '<a href="javascript:alert(1)"><b>bold</b> <span class="invisible">https://</span>x<br>y</a>',
+        "bold https://xy",
+      ],
       ['<a href="javascript:alert(1)">a &lt;b&gt; &amp; c</a>', "a &lt;b&gt; &amp; c"],
     ]);
   });
 
   test("every allowed scheme keeps its link, whatever its case or leading space", () => {
-    for (const scheme of ["http", "https", "dat", "dweb", "ipfs", "ipns", "ssb", "gopher", "xmpp", "magnet", "gemini", "HTTPS"]) {
+    for (const scheme of [
+      "http",
+      "https",
+      "dat",
+      "dweb",
+      "ipfs",
+      "ipns",
+      "ssb",
+      "gopher",
+      "xmpp",
+      "magnet",
+      "gemini",
+      "HTTPS",
+    ]) {
       const href = `${scheme}:${scheme === "xmpp" || scheme === "magnet" ? "" : "//"}x.example/p`;
       assert.equal(sanitizeHtml(`<a href="${href}">x</a>`), `<a href="${href}" ${A}>x</a>`, scheme);
     }
@@ -132,7 +182,10 @@ describe("sanitizeHtml: script and event vectors", () => {
     assertSanitizes([
       [`<p title='"><script>alert(1)</script>'>x</p>`, "<p>x</p>"],
       [`<a href="https://ok.example/" title='"><script>alert(1)</script>'>x</a>`, `${OK}x</a>`],
-      [`<a href='https://ok.example/?q="><script>'>x</a>`, `<a href="https://ok.example/?q=&quot;&gt;&lt;script&gt;" ${A}>x</a>`],
+      [
+        `<a href='https://ok.example/?q="><script>'>x</a>`,
+        `<a href="https://ok.example/?q=&quot;&gt;&lt;script&gt;" ${A}>x</a>`,
+      ],
       [`<span lang='en" onmouseover="alert(1)'>x</span>`, `<span lang="en&quot; onmouseover=&quot;alert(1)">x</span>`],
       ["&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;"],
       ["&amp;lt;script&amp;gt;", "&amp;lt;script&amp;gt;"],
@@ -168,19 +221,51 @@ describe("sanitizeHtml: script and event vectors", () => {
       ['<b class="x', ""],
       ['<a href="https://ok.example/', ""],
       ["<p>a<p>b", "<p>a</p><p>b</p>"],
-      ['<a href="https://a.example/">one<a href="https://b.example/">two</a>', `<a href="https://a.example/" ${A}>one</a><a href="https://b.example/" ${A}>two</a>`],
+      [
+        '<a href="https://a.example/">one<a href="https://b.example/">two</a>',
+        `<a href="https://a.example/" ${A}>one</a><a href="https://b.example/" ${A}>two</a>`,
+      ],
     ]);
   });
 });
 
 describe("sanitizeHtml: elements and attributes", () => {
   test("each allowed element is kept with lang, and loses other attributes", () => {
-    for (const name of ["p", "span", "del", "s", "pre", "blockquote", "code", "b", "strong", "u", "i", "em", "ul", "ol", "li", "ruby", "rt", "rp"]) {
-      assert.equal(sanitizeHtml(`<${name} lang="de" id="x" data-x="1" dir="rtl">x</${name}>`), `<${name} lang="de">x</${name}>`, name);
+    for (const name of [
+      "p",
+      "span",
+      "del",
+      "s",
+      "pre",
+      "blockquote",
+      "code",
+      "b",
+      "strong",
+      "u",
+      "i",
+      "em",
+      "ul",
+      "ol",
+      "li",
+      "ruby",
+      "rt",
+      "rp",
+    ]) {
+      assert.equal(
+        sanitizeHtml(`<${name} lang="de" id="x" data-x="1" dir="rtl">x</${name}>`),
+        `<${name} lang="de">x</${name}>`,
+        name,
+      );
     }
-    assert.equal(sanitizeHtml('<a href="https://ok.example/" lang="de" id="x">x</a>'), `<a href="https://ok.example/" lang="de" ${A}>x</a>`);
+    assert.equal(
+      sanitizeHtml('<a href="https://ok.example/" lang="de" id="x">x</a>'),
+      `<a href="https://ok.example/" lang="de" ${A}>x</a>`,
+    );
     assert.equal(sanitizeHtml('a<br lang="de" class="mention">b<br/>c<br />d'), 'a<br lang="de" />b<br />c<br />d');
-    assert.equal(sanitizeHtml("<ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>"), "<ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>");
+    assert.equal(
+      sanitizeHtml("<ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>"),
+      "<ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>",
+    );
   });
 
   test("other elements are unwrapped; block ones leave spaces so words stay apart", () => {
@@ -191,7 +276,10 @@ describe("sanitizeHtml: elements and attributes", () => {
       ["<dl><dt>t</dt><dd>d</dd></dl>", "  t  d  "],
       ["<div></div>x", " x"],
       ["<table><tr><td>a</td><td>b</td></tr></table>", "ab"],
-      ["x<sup>2</sup> <small>s</small> <mark>m</mark> <abbr title='t'>a</abbr> <q>q</q> <font color=red>f</font>", "x2 s m a q f"],
+      [
+        "x<sup>2</sup> <small>s</small> <mark>m</mark> <abbr title='t'>a</abbr> <q>q</q> <font color=red>f</font>",
+        "x2 s m a q f",
+      ],
       ["<p>a <img src=x alt=picture> b</p>", "<p>a  b</p>"],
       ["<video src=v.mp4>fallback</video>", "fallback"],
       ["<select><option>one</option></select>", "one"],
@@ -201,7 +289,11 @@ describe("sanitizeHtml: elements and attributes", () => {
 
   test("headings become a strong paragraph", () => {
     for (const level of [1, 2, 3, 4, 5, 6]) {
-      assert.equal(sanitizeHtml(`<h${level} class="p-name" id="x">Title</h${level}>`), "<p><strong>Title</strong></p>", `h${level}`);
+      assert.equal(
+        sanitizeHtml(`<h${level} class="p-name" id="x">Title</h${level}>`),
+        "<p><strong>Title</strong></p>",
+        `h${level}`,
+      );
     }
     assertSanitizes([
       ['<h2 lang="en">T <em>e</em></h2><p>body</p>', '<p><strong lang="en">T <em>e</em></strong></p><p>body</p>'],
@@ -220,14 +312,20 @@ describe("sanitizeHtml: elements and attributes", () => {
       ['<span class="h mentions hashtagx my-invisible hh-card ph-x">x</span>', '<span class="">x</span>'],
       ['<span class="">x</span>', '<span class="">x</span>'],
       ['<p class="quote-inline">RE: x</p><p class="lead">y</p>', '<p class="quote-inline">RE: x</p><p class="">y</p>'],
-      ['<a href="https://ok.example/" class="u-url mention status-link">x</a>', `<a href="https://ok.example/" class="u-url mention" ${A}>x</a>`],
+      [
+        '<a href="https://ok.example/" class="u-url mention status-link">x</a>',
+        `<a href="https://ok.example/" class="u-url mention" ${A}>x</a>`,
+      ],
       ['<b class="mention">x</b><blockquote class="h-entry">y</blockquote>', "<b>x</b><blockquote>y</blockquote>"],
     ]);
   });
 
   test('translate survives only as "no"', () => {
     assertSanitizes([
-      ['<span translate="no">a</span><span translate="yes">b</span><span translate="NO">c</span><span translate>d</span>', '<span translate="no">a</span><span>b</span><span>c</span><span>d</span>'],
+      [
+        '<span translate="no">a</span><span translate="yes">b</span><span translate="NO">c</span><span translate>d</span>',
+        '<span translate="no">a</span><span>b</span><span>c</span><span>d</span>',
+      ],
       ['<a href="https://ok.example/" translate="no">x</a>', `<a href="https://ok.example/" translate="no" ${A}>x</a>`],
       ['<p translate="no">x</p>', "<p>x</p>"],
     ]);
@@ -236,14 +334,23 @@ describe("sanitizeHtml: elements and attributes", () => {
   test("links always get rel and target, replacing what they had", () => {
     assertSanitizes([
       ['<a href="https://ok.example/">x</a>', `${OK}x</a>`],
-      ['<a href="https://ok.example/" rel="tag me">x</a>', `<a href="https://ok.example/" rel="nofollow noopener" target="_blank">x</a>`],
-      ['<a target="_self" href="https://ok.example/" rel="opener">x</a>', `<a target="_blank" href="https://ok.example/" rel="nofollow noopener">x</a>`],
+      [
+        '<a href="https://ok.example/" rel="tag me">x</a>',
+        `<a href="https://ok.example/" rel="nofollow noopener" target="_blank">x</a>`,
+      ],
+      [
+        '<a target="_self" href="https://ok.example/" rel="opener">x</a>',
+        `<a target="_blank" href="https://ok.example/" rel="nofollow noopener">x</a>`,
+      ],
     ]);
   });
 
   test("lists keep start, reversed and value, and close their items", () => {
     assertSanitizes([
-      ['<ol start="3" reversed type="a"><li value="5" class="x">a</li><li>b</ol>', '<ol start="3" reversed=""><li value="5">a</li><li>b</li></ol>'],
+      [
+        '<ol start="3" reversed type="a"><li value="5" class="x">a</li><li>b</ol>',
+        '<ol start="3" reversed=""><li value="5">a</li><li>b</li></ol>',
+      ],
       ["<ul><li>a<li>b</ul>", "<ul><li>a</li><li>b</li></ul>"],
       ['<ul type="disc" start="2"><li>a</li></ul>', "<ul><li>a</li></ul>"],
       ["<ol><li><ul><li>nested</li></ul></li></ol>", "<ol><li><ul><li>nested</li></ul></li></ol>"],
@@ -251,14 +358,23 @@ describe("sanitizeHtml: elements and attributes", () => {
   });
 
   test("math becomes its TeX annotation, or else its plain-text one", () => {
-    const tex = (body: string, attrs = "") => `<math${attrs}><semantics><mrow><msup><mi>x</mi><mn>2</mn></msup></mrow>${body}</semantics></math>`;
+    const tex = (body: string, attrs = "") =>
+      `<math${attrs}><semantics><mrow><msup><mi>x</mi><mn>2</mn></msup></mrow>${body}</semantics></math>`;
     assertSanitizes([
       [`a ${tex('<annotation encoding="application/x-tex">x^2</annotation>')} b`, "a $x^2$ b"],
       [tex('<annotation encoding="application/x-tex">x^2</annotation>', ' display="block"'), "$$x^2$$"],
       [tex('<annotation encoding="application/x-tex">x^2</annotation>', ' display="inline"'), "$x^2$"],
-      [tex('<annotation encoding="text/plain">x squared</annotation><annotation encoding="application/x-tex">x^2</annotation>'), "$x^2$"],
+      [
+        tex(
+          '<annotation encoding="text/plain">x squared</annotation><annotation encoding="application/x-tex">x^2</annotation>',
+        ),
+        "$x^2$",
+      ],
       [tex('<annotation encoding="text/plain">x squared</annotation>', ' display="block"'), "x squared"],
-      [tex('<annotation encoding="application/x-tex">a &lt; b &amp; <script>c</script></annotation>'), "$a &lt; b &amp; c$"],
+      [
+        tex('<annotation encoding="application/x-tex">a &lt; b &amp; <script>c</script></annotation>'),
+        "$a &lt; b &amp; c$",
+      ],
       [tex('<annotation encoding="application/x-tex"><![CDATA[a<b]]></annotation>'), "$a&lt;b$"],
       [tex('<annotation encoding="text/html">x</annotation>'), ""],
       [tex(""), ""],
@@ -270,16 +386,29 @@ describe("sanitizeHtml: elements and attributes", () => {
   });
 
   test("text inside pre keeps its whitespace and line breaks", () => {
-    assertSanitizes([["<pre><code>  if (a &lt; b) {\n    x();\n  }</code></pre>", "<pre><code>  if (a &lt; b) {\n    x();\n  }</code></pre>"]]);
+    assertSanitizes([
+      [
+        "<pre><code>  if (a &lt; b) {\n    x();\n  }</code></pre>",
+        "<pre><code>  if (a &lt; b) {\n    x();\n  }</code></pre>",
+      ],
+    ]);
   });
 });
 
 describe("sanitizeHtml: Mastodon's own markup passes through", () => {
-  const mention = '<span class="h-card" translate="no"><a href="https://remote.example/@rita" class="u-url mention">@<span>rita</span></a></span>';
-  const hashtag = '<a href="https://remote.example/tags/Caturday" class="mention hashtag" rel="tag">#<span>Caturday</span></a>';
+  const mention =
+    '<span class="h-card" translate="no"><a href="https://remote.example/@rita" class="u-url mention">@<span>rita</span></a></span>';
+  const hashtag =
+    '<a href="https://remote.example/tags/Caturday" class="mention hashtag" rel="tag">#<span>Caturday</span></a>';
 
   test("links from the formatter are unchanged, short and long", () => {
-    for (const url of ["https://example.com/", "https://www.example.com/a/very/long/path/that/goes/on?q=1&r='x'", "http://example.com/exactly/thirty-one-chars/xyz", "xmpp:someone@example.org", "gemini://example.org/"]) {
+    for (const url of [
+      "https://example.com/",
+      "https://www.example.com/a/very/long/path/that/goes/on?q=1&r='x'",
+      "http://example.com/exactly/thirty-one-chars/xyz",
+      "xmpp:someone@example.org",
+      "gemini://example.org/",
+    ]) {
       const html = `<p>see ${linkHtml(url)} now</p>`;
       assert.equal(sanitizeHtml(html), html, url);
     }
@@ -291,7 +420,11 @@ describe("sanitizeHtml: Mastodon's own markup passes through", () => {
   });
 
   test("paragraphs, line breaks and quote lines are unchanged", () => {
-    for (const html of ["<p>a<br />b</p><p>c</p>", `<p class="quote-inline">RE: ${linkHtml("https://remote.example/@rita/1")}</p><p>x</p>`, `<p>${mention} hi</p>`]) {
+    for (const html of [
+      "<p>a<br />b</p><p>c</p>",
+      `<p class="quote-inline">RE: ${linkHtml("https://remote.example/@rita/1")}</p><p>x</p>`,
+      `<p>${mention} hi</p>`,
+    ]) {
       const expected = html.replaceAll('class="u-url mention">', `class="u-url mention" ${A}>`);
       assert.equal(sanitizeHtml(html), expected);
     }
@@ -308,11 +441,14 @@ describe("sanitizeHtml: Mastodon's own markup passes through", () => {
     after(() => server.close());
 
     test("survives sanitizing with only rel and target added to mentions and hashtags", async () => {
-      const text = "Hi @alice and @rita@remote.example and @alice@remote.example!\nSee https://example.com/a/very/long/path/that/goes/on?x=1&y=<2> #Caturday #ドラゴン\n\n'quoted' \"text\" & <b>not bold</b>";
+      const text =
+        "Hi @alice and @rita@remote.example and @alice@remote.example!\nSee https://example.com/a/very/long/path/that/goes/on?x=1&y=<2> #Caturday #ドラゴン\n\n'quoted' \"text\" & <b>not bold</b>";
       const { html } = await formatText(server.ctx, text, { multiline: true });
       assert.match(html, /class="u-url mention"/);
       assert.match(html, /rel="tag"/);
-      const expected = html.replaceAll('class="u-url mention">', `class="u-url mention" ${A}>`).replaceAll('rel="tag">', `${A}>`);
+      const expected = html
+        .replaceAll('class="u-url mention">', `class="u-url mention" ${A}>`)
+        .replaceAll('rel="tag">', `${A}>`);
       assert.equal(sanitizeHtml(html), expected);
       assertStrict(expected, html);
     });
@@ -330,7 +466,10 @@ describe("sanitizeHtml: size guards", () => {
 
   test("pathological nesting is handled without recursion or quadratic work", { timeout: 20_000 }, () => {
     const n = 200_000;
-    assert.equal(sanitizeHtml(`${"<span>".repeat(n)}${"</div>".repeat(n)}`), `${"<span>".repeat(MAX_NESTING)}${"</span>".repeat(MAX_NESTING)}`);
+    assert.equal(
+      sanitizeHtml(`${"<span>".repeat(n)}${"</div>".repeat(n)}`),
+      `${"<span>".repeat(MAX_NESTING)}${"</span>".repeat(MAX_NESTING)}`,
+    );
     // A space opens each unwrapped <div> and closes each that has a child: all but the innermost.
     assert.equal(sanitizeHtml(`${"<div>".repeat(n)}x`), " ".repeat(2 * MAX_NESTING - 1));
     assert.equal(htmlToPlainText(`${"<blockquote>".repeat(n)}x`), "");
@@ -344,10 +483,58 @@ describe("sanitizeHtml: size guards", () => {
 
 describe("sanitizeHtml: generated input", () => {
   test("random tag soup never yields more than MASTODON_STRICT allows", () => {
-    const pieces = ["<", ">", "</", "/>", "a", "p", "b", "script", "svg", "math", "style", "img", "span", "h1", "ol", "li", "br", "noscript", "xmp", "textarea", "annotation", "semantics",
-      " ", '"', "'", "=", "href", "class", "onerror", "alert(1)", "javascript:", "https://x.example/", "&#106;", "&amp;", "&lt;", "&", "#", "!--", "-->", "<![CDATA[", "]]>", "\t", "\n", "mention", "h-card", "translate", "no", "lang"];
+    const pieces = [
+      "<",
+      ">",
+      "</",
+      "/>",
+      "a",
+      "p",
+      "b",
+      "script",
+      "svg",
+      "math",
+      "style",
+      "img",
+      "span",
+      "h1",
+      "ol",
+      "li",
+      "br",
+      "noscript",
+      "xmp",
+      "textarea",
+      "annotation",
+      "semantics",
+      " ",
+      '"',
+      "'",
+      "=",
+      "href",
+      "class",
+      "onerror",
+      "alert(1)",
+      "javascript:",
+      "https://x.example/",
+      "&#106;",
+      "&amp;",
+      "&lt;",
+      "&",
+      "#",
+      "!--",
+      "-->",
+      "<![CDATA[",
+      "]]>",
+      "\t",
+      "\n",
+      "mention",
+      "h-card",
+      "translate",
+      "no",
+      "lang",
+    ];
     let seed = 20240601;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     for (let round = 0; round < 3000; round++) {
       let input = "";
       const length = 1 + Math.floor(random() * 40);
@@ -374,11 +561,20 @@ describe("htmlToPlainText", () => {
   });
 
   test("lists, quotes, headings and code are laid out in lines", () => {
-    assert.equal(htmlToPlainText("<h1>Title</h1><ul><li>a</li><li>b</li></ul><blockquote><p>q</p></blockquote><pre>x\n  y</pre>"), "Title\n\na\nb\n\nq\n\nx\n  y");
+    assert.equal(
+      htmlToPlainText("<h1>Title</h1><ul><li>a</li><li>b</li></ul><blockquote><p>q</p></blockquote><pre>x\n  y</pre>"),
+      "Title\n\na\nb\n\nq\n\nx\n  y",
+    );
   });
 
   test("what the sanitizer drops is not text", () => {
-    assert.equal(htmlToPlainText("<p>a<script>alert(1)</script><style>p{}</style><!-- c --></p><svg><text>s</text></svg>"), "a");
-    assert.equal(htmlToPlainText('<math><semantics><annotation encoding="application/x-tex">x^2</annotation></semantics></math>'), "$x^2$");
+    assert.equal(
+      htmlToPlainText("<p>a<script>alert(1)</script><style>p{}</style><!-- c --></p><svg><text>s</text></svg>"),
+      "a",
+    );
+    assert.equal(
+      htmlToPlainText('<math><semantics><annotation encoding="application/x-tex">x^2</annotation></semantics></math>'),
+      "$x^2$",
+    );
   });
 });

@@ -6,7 +6,11 @@ import { loadConfig } from "../src/config.ts";
 import { DeepLProvider } from "../src/services/translation/deepl.ts";
 import { translationLanguages } from "../src/services/translation/languages.ts";
 import { LibreTranslateProvider } from "../src/services/translation/libretranslate.ts";
-import { translationProvider, useTranslationProvider, type TranslationProvider } from "../src/services/translation/provider.ts";
+import {
+  translationProvider,
+  useTranslationProvider,
+  type TranslationProvider,
+} from "../src/services/translation/provider.ts";
 import {
   appToken,
   createTestServer,
@@ -68,7 +72,9 @@ async function fakeService(answer: (req: Received) => Answer): Promise<FakeServi
       service.received.push(received);
       const reply = service.answer(received);
       if (reply === "hang") return;
-      res.writeHead(reply.status ?? 200, { "content-type": reply.text === undefined ? "application/json" : "text/html" });
+      res.writeHead(reply.status ?? 200, {
+        "content-type": reply.text === undefined ? "application/json" : "text/html",
+      });
       res.end(reply.text ?? JSON.stringify(reply.json));
     });
   });
@@ -78,7 +84,16 @@ async function fakeService(answer: (req: Received) => Answer): Promise<FakeServi
 }
 
 /** The stand-in's German: word for word, text outside tags only. */
-const GERMAN: Record<string, string> = { Hallo: "Hello", Welt: "world", Achtung: "Caution", Ja: "Yes", Nein: "No", Bild: "Picture", einer: "of a", Katze: "cat" };
+const GERMAN: Record<string, string> = {
+  Hallo: "Hello",
+  Welt: "world",
+  Achtung: "Caution",
+  Ja: "Yes",
+  Nein: "No",
+  Bild: "Picture",
+  einer: "of a",
+  Katze: "cat",
+};
 function fakeTranslate(html: string): string {
   return html
     .split(/(<[^>]*>)/)
@@ -88,12 +103,21 @@ function fakeTranslate(html: string): string {
 
 // ---- Helpers over the Rookery API. ----
 
-function translate(server: TestServer, statusId: string, token: string | undefined, options: Omit<RequestOptions, "token"> = {}) {
+function translate(
+  server: TestServer,
+  statusId: string,
+  token: string | undefined,
+  options: Omit<RequestOptions, "token"> = {},
+) {
   return request(server.app, "POST", `/api/v1/statuses/${statusId}/translate`, { token, ...options });
 }
 
 /** Swaps the provider of a server for one test, then puts the old one back. */
-async function withProvider(server: TestServer, provider: TranslationProvider, run: () => Promise<void>): Promise<void> {
+async function withProvider(
+  server: TestServer,
+  provider: TranslationProvider,
+  run: () => Promise<void>,
+): Promise<void> {
   const original = translationProvider(server.ctx);
   useTranslationProvider(server.ctx, provider);
   try {
@@ -119,7 +143,8 @@ function libreTranslateAnswer(req: Received): Answer {
   if (req.method === "GET" && req.path === "/languages") return { json: LIBRE_LANGUAGES };
   if (req.method === "POST" && req.path === "/translate") {
     const body = req.body as { q: string[]; source: string };
-    const detected = body.source === "auto" ? { detectedLanguage: body.q.map(() => ({ confidence: 91, language: "de" })) } : {};
+    const detected =
+      body.source === "auto" ? { detectedLanguage: body.q.map(() => ({ confidence: 91, language: "de" })) } : {};
     return { json: { translatedText: body.q.map(fakeTranslate), ...detected } };
   }
   return { status: 404, json: { error: "Not Found" } };
@@ -168,7 +193,13 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
     const sent = lt.to("/translate");
     assert.equal(sent.length, 1);
     assert.match(String(sent[0].headers["content-type"]), /^application\/json/);
-    assert.deepEqual(sent[0].body, { q: ["<p>Hallo Welt</p>", 'Achtung &lt;Katze&gt; &amp; <span translate="no">:blobcat:</span>', "Ja", "Nein"], source: "de", target: "en", format: "html", api_key: "lt-secret" });
+    assert.deepEqual(sent[0].body, {
+      q: ["<p>Hallo Welt</p>", 'Achtung &lt;Katze&gt; &amp; <span translate="no">:blobcat:</span>', "Ja", "Nein"],
+      source: "de",
+      target: "en",
+      format: "html",
+      api_key: "lt-secret",
+    });
   });
 
   test("a status without a language is sent as auto and the provider's detection is reported", async () => {
@@ -200,8 +231,15 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("the target is the lang parameter, else the user's locale, else Accept-Language, else English", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
-    await server.ctx.db.kysely.updateTable("users").set({ locale: "fr" }).where("id", "=", accounts.bob.user.id).execute();
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
+    await server.ctx.db.kysely
+      .updateTable("users")
+      .set({ locale: "fr" })
+      .where("id", "=", accounts.bob.user.id)
+      .execute();
     const targetOf = async (token: string, options: Omit<RequestOptions, "token"> = {}) => {
       lt.received.length = 0;
       // Translations are kept per language: forget them, so that each case reaches the provider.
@@ -216,22 +254,45 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
     assert.equal(await targetOf(accounts.bob.token, { headers: { "accept-language": "pt" } }), "fr");
     // Not a language: ignored, as Mastodon ignores a locale it does not know.
     assert.equal(await targetOf(accounts.bob.token, { form: { lang: "?!" } }), "fr");
-    assert.equal(await targetOf(accounts.carol.token, { headers: { "accept-language": "ja;q=0, fr-CH;q=0.8, pt;q=0.9" } }), "pt");
+    assert.equal(
+      await targetOf(accounts.carol.token, { headers: { "accept-language": "ja;q=0, fr-CH;q=0.8, pt;q=0.9" } }),
+      "pt",
+    );
     assert.equal(await targetOf(accounts.carol.token), "en");
   });
 
   test("403 for a language pair the provider does not offer, such as the status's own language", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
-    assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token, { form: { lang: "de" } })), [403, "This action is not allowed"]);
-    assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token, { form: { lang: "ja" } })), [403, "This action is not allowed"]);
-    const unknownSource = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "ja"]]);
-    assert.deepEqual(errorOf(await translate(server, unknownSource.id, accounts.bob.token)), [403, "This action is not allowed"]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
+    assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token, { form: { lang: "de" } })), [
+      403,
+      "This action is not allowed",
+    ]);
+    assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token, { form: { lang: "ja" } })), [
+      403,
+      "This action is not allowed",
+    ]);
+    const unknownSource = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "ja"],
+    ]);
+    assert.deepEqual(errorOf(await translate(server, unknownSource.id, accounts.bob.token)), [
+      403,
+      "This action is not allowed",
+    ]);
     assert.equal(lt.to("/translate").length, 0);
   });
 
   test("a boost is translated as the status it boosts", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo Welt"], ["language", "de"]]);
-    const boost = await request(server.app, "POST", `/api/v1/statuses/${status.id}/reblog`, { token: accounts.carol.token });
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo Welt"],
+      ["language", "de"],
+    ]);
+    const boost = await request(server.app, "POST", `/api/v1/statuses/${status.id}/reblog`, {
+      token: accounts.carol.token,
+    });
     assert.equal(boost.statusCode, 200, boost.body);
     const res = await translate(server, boost.json().id, accounts.bob.token);
     assert.equal(res.statusCode, 200, res.body);
@@ -239,14 +300,27 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("only public and unlisted statuses: 403 for the author's private and direct ones, 404 for a stranger", async () => {
-    const form = (visibility: string): Array<[string, string]> => [["status", "Hallo"], ["language", "de"], ["visibility", visibility]];
+    const form = (visibility: string): Array<[string, string]> => [
+      ["status", "Hallo"],
+      ["language", "de"],
+      ["visibility", visibility],
+    ];
     const unlisted = await postStatus(server, accounts.alice, form("unlisted"));
     const privateStatus = await postStatus(server, accounts.alice, form("private"));
     const direct = await postStatus(server, accounts.alice, form("direct"));
     assert.equal((await translate(server, unlisted.id, accounts.carol.token)).statusCode, 200);
-    assert.deepEqual(errorOf(await translate(server, privateStatus.id, accounts.alice.token)), [403, "This action is not allowed"]);
-    assert.deepEqual(errorOf(await translate(server, direct.id, accounts.alice.token)), [403, "This action is not allowed"]);
-    assert.deepEqual(errorOf(await translate(server, privateStatus.id, accounts.carol.token)), [404, "Record not found"]);
+    assert.deepEqual(errorOf(await translate(server, privateStatus.id, accounts.alice.token)), [
+      403,
+      "This action is not allowed",
+    ]);
+    assert.deepEqual(errorOf(await translate(server, direct.id, accounts.alice.token)), [
+      403,
+      "This action is not allowed",
+    ]);
+    assert.deepEqual(errorOf(await translate(server, privateStatus.id, accounts.carol.token)), [
+      404,
+      "Record not found",
+    ]);
     assert.deepEqual(errorOf(await translate(server, "99999999999", accounts.carol.token)), [404, "Record not found"]);
     assert.deepEqual(errorOf(await translate(server, "not-an-id", accounts.carol.token)), [404, "Record not found"]);
     assert.equal(lt.to("/translate").length, 1);
@@ -255,24 +329,43 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   test("a status with nothing to translate is refused", async () => {
     const media = (await uploadImage(server, accounts.alice)).id;
     const status = await postStatus(server, accounts.alice, [["media_ids[]", media]]);
-    assert.deepEqual(errorOf(await translate(server, status.id, accounts.alice.token)), [403, "This action is not allowed"]);
+    assert.deepEqual(errorOf(await translate(server, status.id, accounts.alice.token)), [
+      403,
+      "This action is not allowed",
+    ]);
   });
 
   test("an app token may translate public statuses; a token needs read:statuses; no token is 401", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
-    const privateStatus = await postStatus(server, accounts.alice, [["status", "Hallo"], ["visibility", "private"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
+    const privateStatus = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["visibility", "private"],
+    ]);
     const app = await appToken(server.ctx, "read");
     const res = await translate(server, status.id, app);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().content, "<p>Hello</p>");
     assert.deepEqual(errorOf(await translate(server, privateStatus.id, app)), [404, "Record not found"]);
-    assert.equal((await translate(server, status.id, await tokenFor(server.ctx, accounts.carol, "read:statuses"))).statusCode, 200);
-    assert.deepEqual(errorOf(await translate(server, status.id, await tokenFor(server.ctx, accounts.carol, "write read:accounts"))), [403, "This action is outside the authorized scopes"]);
+    assert.equal(
+      (await translate(server, status.id, await tokenFor(server.ctx, accounts.carol, "read:statuses"))).statusCode,
+      200,
+    );
+    assert.deepEqual(
+      errorOf(await translate(server, status.id, await tokenFor(server.ctx, accounts.carol, "write read:accounts"))),
+      [403, "This action is outside the authorized scopes"],
+    );
     assert.deepEqual(errorOf(await translate(server, status.id, undefined)), [401, "The access token is invalid"]);
   });
 
   test("503 Service Unavailable when the provider fails, answers garbage or the wrong number of texts", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["spoiler_text", "Achtung"], ["language", "de"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["spoiler_text", "Achtung"],
+      ["language", "de"],
+    ]);
     const failures: Answer[] = [
       { status: 500, json: { error: "Internal error" } },
       { status: 429, json: { error: "Slowdown" } },
@@ -289,14 +382,21 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
     ];
     for (const failure of failures) {
       lt.answer = (req) => (req.path === "/translate" ? failure : libreTranslateAnswer(req));
-      assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token)), [503, "Service Unavailable"], JSON.stringify(failure));
+      assert.deepEqual(
+        errorOf(await translate(server, status.id, accounts.bob.token)),
+        [503, "Service Unavailable"],
+        JSON.stringify(failure),
+      );
     }
     lt.answer = libreTranslateAnswer;
     assert.equal((await translate(server, status.id, accounts.bob.token)).statusCode, 200);
   });
 
   test("503 when the provider does not answer in time", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
     lt.answer = (req) => (req.path === "/translate" ? "hang" : libreTranslateAnswer(req));
     await withProvider(server, new LibreTranslateProvider({ endpoint: lt.url, timeoutMs: 300 }), async () => {
       const started = Date.now();
@@ -307,7 +407,10 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("503 when the language list cannot be loaded, and the instance then lists no languages", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
     lt.answer = (req) => (req.path === "/languages" ? { status: 502, text: "Bad gateway" } : libreTranslateAnswer(req));
     await withProvider(server, new LibreTranslateProvider({ endpoint: lt.url }), async () => {
       assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token)), [503, "Service Unavailable"]);
@@ -319,7 +422,10 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("the provider's HTML is sanitized; protected emoji shortcodes and hashtags travel marked translate=no", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo :blobcat: #Katze https://example.com/a:bc:d"], ["language", "de"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo :blobcat: #Katze https://example.com/a:bc:d"],
+      ["language", "de"],
+    ]);
     lt.answer = (req) =>
       req.path === "/translate"
         ? {
@@ -371,11 +477,23 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
   });
 
   test("languages go out in the server's own codes (zh → zh-Hans); no api_key goes out when none is set", async () => {
-    const english = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "en"]]);
-    const chinese = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "zh"]]);
+    const english = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "en"],
+    ]);
+    const chinese = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "zh"],
+    ]);
     await withProvider(server, new LibreTranslateProvider({ endpoint: lt.url }), async () => {
-      assert.equal((await translate(server, english.id, accounts.carol.token, { form: { lang: "zh" } })).statusCode, 200);
-      assert.equal((await translate(server, chinese.id, accounts.carol.token, { form: { lang: "en" } })).statusCode, 200);
+      assert.equal(
+        (await translate(server, english.id, accounts.carol.token, { form: { lang: "zh" } })).statusCode,
+        200,
+      );
+      assert.equal(
+        (await translate(server, chinese.id, accounts.carol.token, { form: { lang: "en" } })).statusCode,
+        200,
+      );
     });
     assert.deepEqual(
       lt.to("/translate").map((r) => r.body),
@@ -389,7 +507,12 @@ describe("POST /api/v1/statuses/:id/translate with LibreTranslate", () => {
 
 // ---- DeepL ----
 
-const DEEPL_SOURCES = [{ language: "DE", name: "German" }, { language: "EN", name: "English" }, { language: "PT", name: "Portuguese" }, { language: "ZH", name: "Chinese" }];
+const DEEPL_SOURCES = [
+  { language: "DE", name: "German" },
+  { language: "EN", name: "English" },
+  { language: "PT", name: "Portuguese" },
+  { language: "ZH", name: "Chinese" },
+];
 const DEEPL_TARGETS = [
   { language: "DE", name: "German", supports_formality: true },
   { language: "EN-GB", name: "English (British)", supports_formality: false },
@@ -401,12 +524,15 @@ const DEEPL_TARGETS = [
 const DEEPL_KEY = "0a1b2c3d-dl-secret:fx";
 
 function deeplAnswer(req: Received): Answer {
-  if (req.headers.authorization !== `DeepL-Auth-Key ${DEEPL_KEY}`) return { status: 403, json: { message: "Wrong endpoint. Use https://api.deepl.com" } };
+  if (req.headers.authorization !== `DeepL-Auth-Key ${DEEPL_KEY}`)
+    return { status: 403, json: { message: "Wrong endpoint. Use https://api.deepl.com" } };
   if (req.method === "GET" && req.path === "/v2/languages?type=source") return { json: DEEPL_SOURCES };
   if (req.method === "GET" && req.path === "/v2/languages?type=target") return { json: DEEPL_TARGETS };
   if (req.method === "POST" && req.path === "/v2/translate") {
     const body = req.body as { text: string[] };
-    return { json: { translations: body.text.map((text) => ({ detected_source_language: "DE", text: fakeTranslate(text) })) } };
+    return {
+      json: { translations: body.text.map((text) => ({ detected_source_language: "DE", text: fakeTranslate(text) })) },
+    };
   }
   return { status: 404, json: { message: "Not found" } };
 }
@@ -458,7 +584,12 @@ describe("POST /api/v1/statuses/:id/translate with DeepL", () => {
     assert.equal(sent.length, 1);
     assert.equal(sent[0].headers.authorization, `DeepL-Auth-Key ${DEEPL_KEY}`);
     assert.match(String(sent[0].headers["content-type"]), /^application\/json/);
-    assert.deepEqual(sent[0].body, { text: ["<p>Hallo Welt</p>", "Achtung", "Ja", "Nein"], target_lang: "EN", source_lang: "DE", tag_handling: "html" });
+    assert.deepEqual(sent[0].body, {
+      text: ["<p>Hallo Welt</p>", "Achtung", "Ja", "Nein"],
+      target_lang: "EN",
+      source_lang: "DE",
+      tag_handling: "html",
+    });
   });
 
   test("without a status language DeepL detects it; a regional lang asks for the language", async () => {
@@ -466,11 +597,18 @@ describe("POST /api/v1/statuses/:id/translate with DeepL", () => {
     const res = await translate(server, status.id, accounts.bob.token, { form: { lang: "pt-BR" } });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().detected_source_language, "de");
-    assert.deepEqual(dl.to("/v2/translate")[0].body, { text: ["<p>Hallo</p>"], target_lang: "PT", tag_handling: "html" });
+    assert.deepEqual(dl.to("/v2/translate")[0].body, {
+      text: ["<p>Hallo</p>"],
+      target_lang: "PT",
+      tag_handling: "html",
+    });
   });
 
   test("503 when DeepL refuses the key, runs out of quota, fails or answers garbage", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
     const failures: Answer[] = [
       { status: 403, json: { message: "Authorization failure" } },
       { status: 456, json: { message: "Quota exceeded" } },
@@ -482,7 +620,11 @@ describe("POST /api/v1/statuses/:id/translate with DeepL", () => {
     ];
     for (const failure of failures) {
       dl.answer = (req) => (req.path === "/v2/translate" ? failure : deeplAnswer(req));
-      assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token)), [503, "Service Unavailable"], JSON.stringify(failure));
+      assert.deepEqual(
+        errorOf(await translate(server, status.id, accounts.bob.token)),
+        [503, "Service Unavailable"],
+        JSON.stringify(failure),
+      );
     }
   });
 
@@ -510,8 +652,14 @@ describe("POST /api/v1/statuses/:id/translate with DeepL", () => {
     const provider = new DeepLProvider({ apiKey: DEEPL_KEY, plan: "pro", baseUrl: dl.url });
     const texts = Array.from({ length: 120 }, (_, i) => `Hallo ${i}`);
     const result = await provider.translate(texts, "de", "en");
-    assert.deepEqual(result.texts, texts.map((t) => t.replace("Hallo", "Hello")));
-    assert.deepEqual(dl.to("/v2/translate").map((r) => (r.body as { text: string[] }).text.length), [50, 50, 20]);
+    assert.deepEqual(
+      result.texts,
+      texts.map((t) => t.replace("Hallo", "Hello")),
+    );
+    assert.deepEqual(
+      dl.to("/v2/translate").map((r) => (r.body as { text: string[] }).text.length),
+      [50, 50, 20],
+    );
   });
 });
 
@@ -527,7 +675,10 @@ describe("translation without a provider", () => {
   after(() => server.close());
 
   test("translating answers 503 Service Unavailable; an unknown status is still 404", async () => {
-    const status = await postStatus(server, accounts.alice, [["status", "Hallo"], ["language", "de"]]);
+    const status = await postStatus(server, accounts.alice, [
+      ["status", "Hallo"],
+      ["language", "de"],
+    ]);
     assert.deepEqual(errorOf(await translate(server, status.id, accounts.bob.token)), [503, "Service Unavailable"]);
     assert.deepEqual(errorOf(await translate(server, "99999999999", accounts.bob.token)), [404, "Record not found"]);
   });
@@ -540,7 +691,13 @@ describe("translation without a provider", () => {
 
 describe("translationProvider", () => {
   test("prefers DeepL when its key is set, then LibreTranslate, else none", () => {
-    const both = { config: loadConfig({ DEEPL_API_KEY: "key", DEEPL_PLAN: "pro", LIBRE_TRANSLATE_ENDPOINT: "http://127.0.0.1:5000" }) };
+    const both = {
+      config: loadConfig({
+        DEEPL_API_KEY: "key",
+        DEEPL_PLAN: "pro",
+        LIBRE_TRANSLATE_ENDPOINT: "http://127.0.0.1:5000",
+      }),
+    };
     const deepl = translationProvider(both);
     assert.ok(deepl instanceof DeepLProvider);
     assert.equal(deepl.baseUrl, "https://api.deepl.com");

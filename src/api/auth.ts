@@ -2,7 +2,13 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from
 import type { Ctx } from "../context.ts";
 import { AuthenticationRequired, Forbidden, OutsideScopes, Unauthorized } from "../errors.ts";
 import { hasPermission, type Permission } from "../services/accounts/roles.ts";
-import { assertFunctionalUser, findViewerByToken, recordTokenUse, type UserViewer, type Viewer } from "../services/auth/viewer.ts";
+import {
+  assertFunctionalUser,
+  findViewerByToken,
+  recordTokenUse,
+  type UserViewer,
+  type Viewer,
+} from "../services/auth/viewer.ts";
 import { scopesAllow } from "../services/auth/scopes.ts";
 import { toStringParam } from "./params.ts";
 import { API_THROTTLES, applyThrottles, ENDPOINT_THROTTLES } from "./rate_limit.ts";
@@ -59,7 +65,10 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
     const needsUser = options.optional === true && !options.alwaysPublic && publicApiNeedsUser(ctx.config);
     return async (req, reply) => {
       const viewer = await authenticate(req);
-      const throttles = [...API_THROTTLES, ...(req.routeOptions.config.throttles ?? []).map((name) => ENDPOINT_THROTTLES[name])];
+      const throttles = [
+        ...API_THROTTLES,
+        ...(req.routeOptions.config.throttles ?? []).map((name) => ENDPOINT_THROTTLES[name]),
+      ];
       await applyThrottles(ctx.rateLimits, throttles, req, reply, viewer);
     };
 
@@ -78,7 +87,8 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
 
       if (options.scopes && !scopesAllow(found.scopes, options.scopes)) throw new OutsideScopes();
       // A disabled or suspended user's tokens read nothing, public endpoints included (Mastodon's require_not_suspended!).
-      if (found.user && (found.user.disabled || found.account?.suspended_at)) throw new Forbidden("Your login is currently disabled");
+      if (found.user && (found.user.disabled || found.account?.suspended_at))
+        throw new Forbidden("Your login is currently disabled");
       if (options.user || admin) assertFunctionalUser(found);
       if (options.permission && !(found.role && hasPermission(found.role, options.permission))) throw new Forbidden();
       if (needsUser && !found.user) throw new AuthenticationRequired();

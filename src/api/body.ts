@@ -1,7 +1,14 @@
 import multipart from "@fastify/multipart";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BadRequest, PayloadTooLarge } from "../errors.ts";
-import { decodeFormPairs, mergeParams, nestPairs, parseFormEncoded, type ParamObject, type ParamValue } from "./params.ts";
+import {
+  decodeFormPairs,
+  mergeParams,
+  nestPairs,
+  parseFormEncoded,
+  type ParamObject,
+  type ParamValue,
+} from "./params.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -91,14 +98,18 @@ export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
     limits: { fieldSize: 1024 * 1024, fields: 1000, parts: 1000, files: 10, headerPairs: 200 },
   });
 
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json\s*(;.*)?$/i, { parseAs: "buffer" }, (_req, body: Buffer, done) => {
-    try {
-      const text = decodeUtf8(body).trim();
-      done(null, text === "" ? {} : parseJsonKeepingBigIntegers(text));
-    } catch (error) {
-      done(error instanceof BadRequest ? error : new BadRequest("The request body is not valid JSON"), undefined);
-    }
-  });
+  app.addContentTypeParser(
+    /^application\/([\w.+-]+\+)?json\s*(;.*)?$/i,
+    { parseAs: "buffer" },
+    (_req, body: Buffer, done) => {
+      try {
+        const text = decodeUtf8(body).trim();
+        done(null, text === "" ? {} : parseJsonKeepingBigIntegers(text));
+      } catch (error) {
+        done(error instanceof BadRequest ? error : new BadRequest("The request body is not valid JSON"), undefined);
+      }
+    },
+  );
 
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer" }, (_req, body: Buffer, done) => {
     try {

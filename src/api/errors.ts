@@ -35,7 +35,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply.code(error.status).send({ error: error.message, ...error.extra });
     }
     // A row that vanished or appeared under a concurrent request: Mastodon's answers to these races.
-    if (isForeignKeyViolation(error) || error instanceof NoResultError) return reply.code(404).send({ error: "Record not found" });
+    if (isForeignKeyViolation(error) || error instanceof NoResultError)
+      return reply.code(404).send({ error: "Record not found" });
     if (isUniqueViolation(error)) return reply.code(422).send({ error: "Duplicate record" });
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
     if (known) return reply.code(known[0]).send({ error: known[1] });

@@ -21,7 +21,9 @@ export function toQueryString(params: Record<string, ParamValue | undefined>): s
     const value = params[key];
     if (value === undefined || value === null) continue;
     if (Array.isArray(value)) {
-      for (const item of value) if (typeof item !== "object" || item === null) parts.push(`${encode(`${key}[]`)}=${encode(String(item ?? ""))}`);
+      for (const item of value)
+        if (typeof item !== "object" || item === null)
+          parts.push(`${encode(`${key}[]`)}=${encode(String(item ?? ""))}`);
     } else if (typeof value !== "object") {
       parts.push(`${encode(key)}=${encode(String(value))}`);
     }
@@ -44,7 +46,12 @@ export interface LinkOptions<T> {
 }
 
 /** Writes the `Link` header of a page: `next` leads to older items, `prev` to newer ones. */
-export function setLinkHeader<T>(config: Config, req: FastifyRequest, reply: FastifyReply, options: LinkOptions<T>): void {
+export function setLinkHeader<T>(
+  config: Config,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  options: LinkOptions<T>,
+): void {
   const { items } = options;
   if (items.length === 0) return;
   const base: Record<string, ParamValue | undefined> = {};

@@ -25,8 +25,19 @@ const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 describe("toBoolean (ActiveModel's cast)", () => {
   const cases: Array<[string, boolean | undefined]> = [
-    ["true", true], ["1", true], ["on", true], ["yes", true], ["False", true], ["anything", true],
-    ["false", false], ["0", false], ["f", false], ["F", false], ["FALSE", false], ["off", false], ["OFF", false],
+    ["true", true],
+    ["1", true],
+    ["on", true],
+    ["yes", true],
+    ["False", true],
+    ["anything", true],
+    ["false", false],
+    ["0", false],
+    ["f", false],
+    ["F", false],
+    ["FALSE", false],
+    ["off", false],
+    ["OFF", false],
     ["", undefined],
   ];
   for (const [text, expected] of cases) {
@@ -53,7 +64,14 @@ describe("toBoolean (ActiveModel's cast)", () => {
 describe("toInteger (Ruby's to_i) and toLimit", () => {
   test("the leading integer, or 0", () => {
     const cases: Array<[ParamValue, number]> = [
-      ["42", 42], [" 7 days", 7], ["-3", -3], ["+5", 5], ["abc", 0], ["1.9", 1], [12.7, 12], [{}, 0],
+      ["42", 42],
+      [" 7 days", 7],
+      ["-3", -3],
+      ["+5", 5],
+      ["abc", 0],
+      ["1.9", 1],
+      [12.7, 12],
+      [{}, 0],
     ];
     for (const [value, expected] of cases) assert.equal(toInteger(value), expected, JSON.stringify(value));
   });
@@ -125,11 +143,14 @@ describe("typed parameters", () => {
   test("a choice outside the list is 422 with Rails' message", () => {
     assert.equal(toChoice("public", ["public", "private"], "Visibility"), "public");
     assert.equal(toChoice("", ["public", "private"], "Visibility"), undefined);
-    assert.throws(() => toChoice("everyone", ["public", "private"], "Visibility"), (error: unknown) => {
-      assert.ok(error instanceof ValidationFailed);
-      assert.equal(error.message, "Validation failed: Visibility is not included in the list");
-      return true;
-    });
+    assert.throws(
+      () => toChoice("everyone", ["public", "private"], "Visibility"),
+      (error: unknown) => {
+        assert.ok(error instanceof ValidationFailed);
+        assert.equal(error.message, "Validation failed: Visibility is not included in the list");
+        return true;
+      },
+    );
   });
 
   test("a required string must be present and not blank", () => {

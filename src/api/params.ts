@@ -169,7 +169,10 @@ export function toInteger(value: ParamValue | undefined): number | undefined {
 export function toStringArray(value: ParamValue | undefined): string[] {
   if (value === undefined || value === null || value === "") return [];
   if (Array.isArray(value)) return value.map(toStringParam).filter((v): v is string => v !== undefined);
-  if (isPlainObject(value)) return orderedValues(value).map(toStringParam).filter((v): v is string => v !== undefined);
+  if (isPlainObject(value))
+    return orderedValues(value)
+      .map(toStringParam)
+      .filter((v): v is string => v !== undefined);
   const single = toStringParam(value);
   return single === undefined ? [] : [single];
 }
@@ -200,7 +203,11 @@ export function toId(value: ParamValue | undefined): string | undefined {
 }
 
 /** Checks a string against a list of allowed values, 422 otherwise. */
-export function toChoice<T extends string>(value: ParamValue | undefined, choices: readonly T[], label: string): T | undefined {
+export function toChoice<T extends string>(
+  value: ParamValue | undefined,
+  choices: readonly T[],
+  label: string,
+): T | undefined {
   const text = toStringParam(value);
   if (text === undefined || text === "") return undefined;
   if (!choices.includes(text as T)) throw new ValidationFailed(`${label} is not included in the list`);

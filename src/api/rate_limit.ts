@@ -49,18 +49,35 @@ function clientKey(ip: string | undefined): string {
 }
 
 const isApi = (req: FastifyRequest) => req.url.startsWith("/api/");
-const hasCursor = (req: FastifyRequest) => ["max_id", "since_id", "min_id", "page"].some((k) => req.input?.[k] !== undefined);
+const hasCursor = (req: FastifyRequest) =>
+  ["max_id", "since_id", "min_id", "page"].some((k) => req.input?.[k] !== undefined);
 
 /** Mastodon's throttles for the client API (reference/gaps.md §10). */
 export const API_THROTTLES: readonly Throttle[] = [
-  { name: "authenticated_api", limit: 1500, period: 5 * MINUTE, key: (req, v) => (isApi(req) && v?.user ? `user:${v.user.id}` : undefined) },
-  { name: "per_token_api", limit: 300, period: 5 * MINUTE, key: (req, v) => (isApi(req) && v ? `token:${v.tokenId}` : undefined) },
-  { name: "unauthenticated_api", limit: 300, period: 5 * MINUTE, key: (req, v) => (isApi(req) && !v ? `ip:${clientKey(req.ip)}` : undefined) },
+  {
+    name: "authenticated_api",
+    limit: 1500,
+    period: 5 * MINUTE,
+    key: (req, v) => (isApi(req) && v?.user ? `user:${v.user.id}` : undefined),
+  },
+  {
+    name: "per_token_api",
+    limit: 300,
+    period: 5 * MINUTE,
+    key: (req, v) => (isApi(req) && v ? `token:${v.tokenId}` : undefined),
+  },
+  {
+    name: "unauthenticated_api",
+    limit: 300,
+    period: 5 * MINUTE,
+    key: (req, v) => (isApi(req) && !v ? `ip:${clientKey(req.ip)}` : undefined),
+  },
   {
     name: "paging",
     limit: 300,
     period: 15 * MINUTE,
-    key: (req, v) => (isApi(req) && hasCursor(req) ? (v?.user ? `user:${v.user.id}` : `ip:${clientKey(req.ip)}`) : undefined),
+    key: (req, v) =>
+      isApi(req) && hasCursor(req) ? (v?.user ? `user:${v.user.id}` : `ip:${clientKey(req.ip)}`) : undefined,
   },
 ];
 
@@ -68,10 +85,30 @@ export const API_THROTTLES: readonly Throttle[] = [
 export const ENDPOINT_THROTTLES = {
   sign_up: { name: "sign_up", limit: 5, period: 30 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
   apps: { name: "apps", limit: 5, period: 10 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
-  media: { name: "media", limit: 30, period: 30 * MINUTE, key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined) },
-  status_deletion: { name: "status_deletion", limit: 30, period: 30 * MINUTE, key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined) },
-  confirmation_resend_user: { name: "confirmation_resend_user", limit: 5, period: 30 * MINUTE, key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined) },
-  confirmation_resend_ip: { name: "confirmation_resend_ip", limit: 25, period: 5 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
+  media: {
+    name: "media",
+    limit: 30,
+    period: 30 * MINUTE,
+    key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),
+  },
+  status_deletion: {
+    name: "status_deletion",
+    limit: 30,
+    period: 30 * MINUTE,
+    key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),
+  },
+  confirmation_resend_user: {
+    name: "confirmation_resend_user",
+    limit: 5,
+    period: 30 * MINUTE,
+    key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),
+  },
+  confirmation_resend_ip: {
+    name: "confirmation_resend_ip",
+    limit: 25,
+    period: 5 * MINUTE,
+    key: (req) => `ip:${clientKey(req.ip)}`,
+  },
   sign_in: { name: "sign_in", limit: 25, period: 5 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
 } satisfies Record<string, Throttle>;
 
@@ -93,7 +130,14 @@ function resetTimestamp(ms: number): string {
  * Counts the request against every throttle that applies, sets `X-RateLimit-*` from the one with
  * the fewest requests left, and refuses with 429 when any is exhausted.
  */
-export async function applyThrottles(store: RateLimitStore, throttles: readonly Throttle[], req: FastifyRequest, reply: FastifyReply, viewer: Viewer | undefined, now = Date.now()): Promise<void> {
+export async function applyThrottles(
+  store: RateLimitStore,
+  throttles: readonly Throttle[],
+  req: FastifyRequest,
+  reply: FastifyReply,
+  viewer: Viewer | undefined,
+  now = Date.now(),
+): Promise<void> {
   if (isLoopback(req.ip)) return;
   let tightest: { limit: number; remaining: number; reset: number } | undefined;
   let exceeded = false;
@@ -104,7 +148,8 @@ export async function applyThrottles(store: RateLimitStore, throttles: readonly 
     const count = await store.hit(`${throttle.name}:${key}`, windowStart, throttle.period);
     const remaining = Math.max(0, throttle.limit - count);
     if (count > throttle.limit) exceeded = true;
-    if (!tightest || remaining < tightest.remaining) tightest = { limit: throttle.limit, remaining, reset: windowStart + throttle.period };
+    if (!tightest || remaining < tightest.remaining)
+      tightest = { limit: throttle.limit, remaining, reset: windowStart + throttle.period };
   }
   if (!tightest) return;
   const headers = {

@@ -19,7 +19,8 @@ async function roleIdFor(ctx: Ctx, name: string | undefined): Promise<string | n
 export const accountsCreate: Command = {
   path: ["accounts", "create"],
   summary: "Creates a local user. Without --password a random password is generated and printed.",
-  usage: "accounts create USERNAME --email EMAIL [--password P] [--role Owner|Admin|Moderator] [--confirmed] [--approved]",
+  usage:
+    "accounts create USERNAME --email EMAIL [--password P] [--role Owner|Admin|Moderator] [--confirmed] [--approved]",
   positionals: [1, 1],
   options: {
     email: { type: "string", description: "E-mail address (required)" },
@@ -60,7 +61,8 @@ export const accountsCreate: Command = {
 export const accountsModify: Command = {
   path: ["accounts", "modify"],
   summary: "Changes a local user's role or state.",
-  usage: "accounts modify USERNAME [--role R] [--confirm] [--approve] [--disable] [--enable] [--suspend] [--unsuspend] [--email E] [--reset-password]",
+  usage:
+    "accounts modify USERNAME [--role R] [--confirm] [--approve] [--disable] [--enable] [--suspend] [--unsuspend] [--email E] [--reset-password]",
   positionals: [1, 1],
   options: {
     role: { type: "string", description: "Owner, Admin, Moderator, or User to remove the role" },
@@ -114,14 +116,27 @@ export const accountsModify: Command = {
 
     await ctx.db.kysely.transaction().execute(async (tx) => {
       if (Object.keys(userChanges).length > 0) {
-        await tx.updateTable("users").set({ ...userChanges, updated_at: now }).where("id", "=", found.user.id).execute();
+        await tx
+          .updateTable("users")
+          .set({ ...userChanges, updated_at: now })
+          .where("id", "=", found.user.id)
+          .execute();
       }
       if (Object.keys(accountChanges).length > 0) {
-        await tx.updateTable("accounts").set({ ...accountChanges, updated_at: now }).where("id", "=", found.account.id).execute();
+        await tx
+          .updateTable("accounts")
+          .set({ ...accountChanges, updated_at: now })
+          .where("id", "=", found.account.id)
+          .execute();
       }
       // A new password ends every session; disabled and suspended users keep their tokens but get 403s.
       if (values["reset-password"]) {
-        await tx.updateTable("oauth_access_tokens").set({ revoked_at: now }).where("user_id", "=", found.user.id).where("revoked_at", "is", null).execute();
+        await tx
+          .updateTable("oauth_access_tokens")
+          .set({ revoked_at: now })
+          .where("user_id", "=", found.user.id)
+          .where("revoked_at", "is", null)
+          .execute();
       }
     });
     io.out("OK");

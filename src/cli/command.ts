@@ -56,7 +56,9 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs &
   const help = parsed.values.help === true;
   const [min, max] = command.positionals;
   if (!help && (parsed.positionals.length < min || parsed.positionals.length > max)) {
-    throw new UsageError(parsed.positionals.length < min ? "missing argument" : `unexpected argument "${parsed.positionals[max]}"`);
+    throw new UsageError(
+      parsed.positionals.length < min ? "missing argument" : `unexpected argument "${parsed.positionals[max]}"`,
+    );
   }
   return { ...parsed, help };
 }

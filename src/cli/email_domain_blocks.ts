@@ -48,7 +48,10 @@ export const emailDomainBlocksRemove: Command = {
   options: {},
   async run(ctx, { positionals }, io) {
     const domain = domainArgument(positionals[0]);
-    const result = await ctx.db.kysely.deleteFrom("email_domain_blocks").where("domain", "=", domain).executeTakeFirst();
+    const result = await ctx.db.kysely
+      .deleteFrom("email_domain_blocks")
+      .where("domain", "=", domain)
+      .executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) {
       io.err(`${domain} is not blocked`);
       return 1;

@@ -51,7 +51,8 @@ async function reporting(io: Output, shortcode: string, action: () => Promise<st
 
 export const emojiImport: Command = {
   path: ["emoji", "import"],
-  summary: "Adds a custom emoji from a PNG, GIF or WebP image (at most 256 KB; animation is kept). It is scaled to fit 128×128.",
+  summary:
+    "Adds a custom emoji from a PNG, GIF or WebP image (at most 256 KB; animation is kept). It is scaled to fit 128×128.",
   usage: "emoji import FILE [--shortcode NAME] [--category C] [--unlisted]",
   positionals: [1, 1],
   options: {
@@ -61,7 +62,8 @@ export const emojiImport: Command = {
   },
   async run(ctx: Ctx, { values, positionals }, io) {
     const file = positionals[0];
-    const shortcode = typeof values.shortcode === "string" ? shortcodeArgument(values.shortcode) : basename(file, extname(file));
+    const shortcode =
+      typeof values.shortcode === "string" ? shortcodeArgument(values.shortcode) : basename(file, extname(file));
     let data: Buffer;
     try {
       data = await readAtMost(file, (await emojiService()).EMOJI_SIZE_LIMIT + 1);
@@ -70,7 +72,9 @@ export const emojiImport: Command = {
       return 1;
     }
     return reporting(io, shortcode, async () => {
-      await (await emojiService()).addCustomEmoji(ctx, {
+      await (
+        await emojiService()
+      ).addCustomEmoji(ctx, {
         shortcode,
         data,
         category: typeof values.category === "string" ? values.category : null,
@@ -91,7 +95,11 @@ export const emojiList: Command = {
     const rows = await (await emojiService()).listCustomEmojis(ctx);
     const width = Math.max(0, ...rows.map((row) => row.shortcode.length + 2));
     for (const row of rows) {
-      const notes = [row.category ? `category=${row.category}` : "", row.visible_in_picker ? "" : "unlisted", row.disabled ? "disabled" : ""].filter(Boolean);
+      const notes = [
+        row.category ? `category=${row.category}` : "",
+        row.visible_in_picker ? "" : "unlisted",
+        row.disabled ? "disabled" : "",
+      ].filter(Boolean);
       io.out([`:${row.shortcode}:`.padEnd(width), serializeCustomEmoji(ctx, row).url, ...notes].join("  "));
     }
     return 0;

@@ -31,7 +31,9 @@ export const COMMANDS: readonly Command[] = [
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(" ").length));
-  const lines = COMMANDS.map((c) => `  ${c.path.join(" ").padEnd(width)}  ${c.summary.split(". ")[0].replace(/\.$/, "")}`);
+  const lines = COMMANDS.map(
+    (c) => `  ${c.path.join(" ").padEnd(width)}  ${c.summary.split(". ")[0].replace(/\.$/, "")}`,
+  );
   return `Usage: rookery COMMAND [options]\n\nAdministers a Rookery server (configured by the same environment and .env as the server).\n\nCommands:\n${lines.join("\n")}\n\nRun \`rookery COMMAND --help\` for a command's options. \`rookery --version\` prints the version.\n`;
 }
 
@@ -57,7 +59,11 @@ const defaultContext: ContextFactory = async (command) => {
 const isStartupError = (error: unknown): error is Error => error instanceof Error && error.name === "StartupError";
 
 /** Runs one CLI invocation; returns the exit status. */
-export async function runCli(argv: string[], io: Output, openContext: ContextFactory = defaultContext): Promise<number> {
+export async function runCli(
+  argv: string[],
+  io: Output,
+  openContext: ContextFactory = defaultContext,
+): Promise<number> {
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
     io.out(overview());
     return argv.length === 0 ? 1 : 0;

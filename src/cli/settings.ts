@@ -1,5 +1,11 @@
 import { ValidationFailed } from "../errors.ts";
-import { isSettingKey, loadSettings, parseSettingValue, saveSetting, SETTING_DEFINITIONS } from "../services/instance/settings.ts";
+import {
+  isSettingKey,
+  loadSettings,
+  parseSettingValue,
+  saveSetting,
+  SETTING_DEFINITIONS,
+} from "../services/instance/settings.ts";
 import { UsageError, type Command } from "./command.ts";
 
 function keyOf(text: string) {
@@ -42,7 +48,8 @@ export const settingsGet: Command = {
 
 export const settingsSet: Command = {
   path: ["settings", "set"],
-  summary: "Changes an instance setting (registrations_mode open|approved|none, timeline_preview, site_title, site_contact_email, rules, …).",
+  summary:
+    "Changes an instance setting (registrations_mode open|approved|none, timeline_preview, site_title, site_contact_email, rules, …).",
   usage: "settings set KEY VALUE",
   positionals: [2, 2],
   options: {},

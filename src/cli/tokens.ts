@@ -24,7 +24,11 @@ export const tokensCreate: Command = {
       return 1;
     }
     const app = await cliApplication(ctx.db.kysely);
-    const { accessToken } = await issueAccessToken(ctx.db.kysely, { applicationId: app.id, userId: found.user.id, scopes: scopes.join(" ") });
+    const { accessToken } = await issueAccessToken(ctx.db.kysely, {
+      applicationId: app.id,
+      userId: found.user.id,
+      scopes: scopes.join(" "),
+    });
     io.out(values.json ? JSON.stringify({ access_token: accessToken }) : accessToken);
     return 0;
   },

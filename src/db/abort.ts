@@ -7,7 +7,14 @@
  * and work outside a request (jobs, the CLI) has no scope and is never stopped.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from "kysely";
 
 const requestScope = new AsyncLocalStorage<AbortSignal>();
 

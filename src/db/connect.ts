@@ -28,7 +28,9 @@ export interface OpenOptions {
 }
 
 function isoTimestamp(value: string): string {
-  return new Date(value.includes("T") || value.includes("+") || value.endsWith("Z") ? value : `${value.replace(" ", "T")}Z`).toISOString();
+  return new Date(
+    value.includes("T") || value.includes("+") || value.endsWith("Z") ? value : `${value.replace(" ", "T")}Z`,
+  ).toISOString();
 }
 
 type PgModule = typeof import("pg").default;

@@ -12,7 +12,16 @@ import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
 /** Every migration, in order. Append only: never edit one that has shipped. */
-export const MIGRATIONS: readonly RookeryMigration[] = [foundation, defaultRoles, signIn, statuses, timelineIndexes, socialGraph, listIndexes, housekeeping];
+export const MIGRATIONS: readonly RookeryMigration[] = [
+  foundation,
+  defaultRoles,
+  signIn,
+  statuses,
+  timelineIndexes,
+  socialGraph,
+  listIndexes,
+  housekeeping,
+];
 
 /**
  * Applies the pending migrations in one transaction and returns their names. Several processes
@@ -29,17 +38,25 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 async function applyPending(db: Db): Promise<string[]> {
   return db.kysely.transaction().execute(async (tx) => {
     if (db.engine === "postgres") await sql`SELECT pg_advisory_xact_lock(hashtext(current_schema()))`.execute(tx);
-    await sql`CREATE TABLE IF NOT EXISTS rookery_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(tx);
-    const done = new Set((await sql<{ name: string }>`SELECT name FROM rookery_migrations`.execute(tx)).rows.map((r) => r.name));
+    await sql`CREATE TABLE IF NOT EXISTS rookery_migrations (name text PRIMARY KEY, applied_at text NOT NULL)`.execute(
+      tx,
+    );
+    const done = new Set(
+      (await sql<{ name: string }>`SELECT name FROM rookery_migrations`.execute(tx)).rows.map((r) => r.name),
+    );
     const applied: string[] = [];
     for (const migration of MIGRATIONS) {
       if (done.has(migration.name)) continue;
       try {
         await migration.up(tx, db.engine);
       } catch (error) {
-        throw new Error(`Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(
+          `Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
-      await sql`INSERT INTO rookery_migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`.execute(tx);
+      await sql`INSERT INTO rookery_migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`.execute(
+        tx,
+      );
       applied.push(migration.name);
     }
     return applied;

@@ -17,7 +17,11 @@ export interface PageParams {
  * exclusive upper bound; `since_id` gives the newest results above it; `min_id` the oldest results
  * above it (read ascending). Run it with `fetchPage`, which returns newest first either way.
  */
-export async function fetchPage<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, column: StringReference<DB, TB>, page: PageParams): Promise<O[]> {
+export async function fetchPage<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  column: StringReference<DB, TB>,
+  page: PageParams,
+): Promise<O[]> {
   if (page.limit <= 0) return [];
   const ref = sql.ref<string>(column);
   let q = query;
@@ -29,4 +33,3 @@ export async function fetchPage<DB, TB extends keyof DB, O>(query: SelectQueryBu
   if (page.sinceId) q = q.where(ref, ">", page.sinceId);
   return q.orderBy(ref, "desc").limit(page.limit).execute();
 }
-

@@ -105,7 +105,12 @@ function renderField(row: AccountRow, field: StoredField): AccountField {
   return { name: field.name, value, verified_at: field.verified_at ?? null };
 }
 
-function serializeOne(ctx: Ctx, row: AccountRow, emojis: CustomEmoji[], highlightedRole: UserRoleRow | undefined): Account {
+function serializeOne(
+  ctx: Ctx,
+  row: AccountRow,
+  emojis: CustomEmoji[],
+  highlightedRole: UserRoleRow | undefined,
+): Account {
   const suspended = row.suspended_at !== null;
   const bot = row.actor_type === "Service" || row.actor_type === "Application";
   const account: Account = {
@@ -122,12 +127,16 @@ function serializeOne(ctx: Ctx, row: AccountRow, emojis: CustomEmoji[], highligh
     note: suspended ? "" : row.note,
     url: accountUrl(ctx, row),
     uri: row.uri,
-    avatar: suspended ? mediaUrl(ctx, null, null, "avatars") : mediaUrl(ctx, row.avatar_file, row.avatar_remote_url, "avatars"),
+    avatar: suspended
+      ? mediaUrl(ctx, null, null, "avatars")
+      : mediaUrl(ctx, row.avatar_file, row.avatar_remote_url, "avatars"),
     avatar_static: suspended
       ? mediaUrl(ctx, null, null, "avatars")
       : mediaUrl(ctx, row.avatar_static_file ?? row.avatar_file, row.avatar_remote_url, "avatars"),
     avatar_description: suspended ? "" : row.avatar_description,
-    header: suspended ? mediaUrl(ctx, null, null, "headers") : mediaUrl(ctx, row.header_file, row.header_remote_url, "headers"),
+    header: suspended
+      ? mediaUrl(ctx, null, null, "headers")
+      : mediaUrl(ctx, row.header_file, row.header_remote_url, "headers"),
     header_static: suspended
       ? mediaUrl(ctx, null, null, "headers")
       : mediaUrl(ctx, row.header_static_file ?? row.header_file, row.header_remote_url, "headers"),
@@ -142,7 +151,10 @@ function serializeOne(ctx: Ctx, row: AccountRow, emojis: CustomEmoji[], highligh
   };
   if (!row.domain) {
     account.noindex = !row.indexable;
-    account.roles = !suspended && highlightedRole ? [{ id: highlightedRole.id, name: highlightedRole.name, color: highlightedRole.color }] : [];
+    account.roles =
+      !suspended && highlightedRole
+        ? [{ id: highlightedRole.id, name: highlightedRole.name, color: highlightedRole.color }]
+        : [];
   }
   if (suspended) account.suspended = true;
   else if (row.silenced_at) account.limited = true;
@@ -155,13 +167,30 @@ export async function serializeAccounts(ctx: Ctx, rows: readonly AccountRow[]): 
   if (rows.length === 0) return [];
   const local = rows.filter((r) => r.domain === null).map((r) => r.id);
   const [emojis, roles] = await Promise.all([
-    loadEmojisFor(ctx, rows.map((r) => ({ key: r.id, domain: r.domain, texts: [r.display_name, r.note, ...storedFields(r).flatMap((f) => [f.name, f.value])] }))),
+    loadEmojisFor(
+      ctx,
+      rows.map((r) => ({
+        key: r.id,
+        domain: r.domain,
+        texts: [r.display_name, r.note, ...storedFields(r).flatMap((f) => [f.name, f.value])],
+      })),
+    ),
     local.length === 0
       ? Promise.resolve([])
       : ctx.db.kysely
           .selectFrom("users")
           .innerJoin("user_roles", "user_roles.id", "users.role_id")
-          .select(["users.account_id", "user_roles.id", "user_roles.name", "user_roles.color", "user_roles.highlighted", "user_roles.permissions", "user_roles.position", "user_roles.created_at", "user_roles.updated_at"])
+          .select([
+            "users.account_id",
+            "user_roles.id",
+            "user_roles.name",
+            "user_roles.color",
+            "user_roles.highlighted",
+            "user_roles.permissions",
+            "user_roles.position",
+            "user_roles.created_at",
+            "user_roles.updated_at",
+          ])
           .where("users.account_id", "in", local)
           .where("user_roles.highlighted", "=", true)
           .execute(),
@@ -175,7 +204,12 @@ export async function serializeAccount(ctx: Ctx, row: AccountRow): Promise<Accou
 }
 
 /** The signed-in user's own account, with `source` and `role`. */
-export async function serializeCredentialAccount(ctx: Ctx, account: AccountRow, user: UserRow, role: UserRoleRow): Promise<CredentialAccount> {
+export async function serializeCredentialAccount(
+  ctx: Ctx,
+  account: AccountRow,
+  user: UserRow,
+  role: UserRoleRow,
+): Promise<CredentialAccount> {
   const base = await serializeAccount(ctx, account);
   const settings = userSettings(user);
   return {
@@ -191,6 +225,12 @@ export async function serializeCredentialAccount(ctx: Ctx, account: AccountRow, 
       discoverable: account.discoverable,
       indexable: account.indexable,
     },
-    role: { id: role.id, name: role.name, permissions: String(role.permissions), color: role.color, highlighted: role.highlighted },
+    role: {
+      id: role.id,
+      name: role.name,
+      permissions: String(role.permissions),
+      color: role.color,
+      highlighted: role.highlighted,
+    },
   };
 }

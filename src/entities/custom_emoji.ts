@@ -20,7 +20,12 @@ export function shortcodesIn(texts: readonly string[]): Set<string> {
 export function serializeCustomEmoji(ctx: Ctx, row: CustomEmojiRow): CustomEmoji {
   const url = row.image_file ? `${ctx.config.baseUrl}/system/${row.image_file}` : (row.image_remote_url ?? "");
   const staticUrl = row.image_static_file ? `${ctx.config.baseUrl}/system/${row.image_static_file}` : url;
-  const emoji: CustomEmoji = { shortcode: row.shortcode, url, static_url: staticUrl, visible_in_picker: row.visible_in_picker };
+  const emoji: CustomEmoji = {
+    shortcode: row.shortcode,
+    url,
+    static_url: staticUrl,
+    visible_in_picker: row.visible_in_picker,
+  };
   if (row.category) emoji.category = row.category;
   return emoji;
 }

@@ -16,7 +16,6 @@ export interface Poll {
   emojis: CustomEmoji[];
 }
 
-
 export function isPollExpired(row: Pick<PollRow, "expires_at">, now = Date.now()): boolean {
   return row.expires_at !== null && Date.parse(row.expires_at) <= now;
 }
@@ -25,7 +24,11 @@ export function isPollExpired(row: Pick<PollRow, "expires_at">, now = Date.now()
  * A poll for a viewer. Totals stay hidden (`votes_count: null` per option) while `hide_totals` is
  * set and the poll runs, except for its author. `voted`/`own_votes` appear only for a signed-in viewer.
  */
-export function serializePoll(row: PollRow, viewer: { accountId: string; ownVotes: number[] } | undefined, emojis: CustomEmoji[] = []): Poll {
+export function serializePoll(
+  row: PollRow,
+  viewer: { accountId: string; ownVotes: number[] } | undefined,
+  emojis: CustomEmoji[] = [],
+): Poll {
   const expired = isPollExpired(row);
   const hidden = row.hide_totals && !expired && viewer?.accountId !== row.account_id;
   const tallies = pollTallies(row);
@@ -35,7 +38,7 @@ export function serializePoll(row: PollRow, viewer: { accountId: string; ownVote
     expired,
     multiple: row.multiple,
     votes_count: row.votes_count,
-    voters_count: row.multiple ? row.voters_count : row.voters_count ?? row.votes_count,
+    voters_count: row.multiple ? row.voters_count : (row.voters_count ?? row.votes_count),
     options: pollOptions(row).map((title, i) => ({ title, votes_count: hidden ? null : (tallies[i] ?? 0) })),
     emojis,
   };
@@ -49,6 +52,11 @@ export function serializePoll(row: PollRow, viewer: { accountId: string; ownVote
 /** One poll for a viewer (GET /api/v1/polls/:id): loads the viewer's own votes. */
 export async function serializePollFor(ctx: Ctx, row: PollRow, viewer: AccountRow | undefined): Promise<Poll> {
   if (!viewer) return serializePoll(row, undefined);
-  const votes = await ctx.db.kysely.selectFrom("poll_votes").select("choice").where("poll_id", "=", row.id).where("account_id", "=", viewer.id).execute();
+  const votes = await ctx.db.kysely
+    .selectFrom("poll_votes")
+    .select("choice")
+    .where("poll_id", "=", row.id)
+    .where("account_id", "=", viewer.id)
+    .execute();
   return serializePoll(row, { accountId: viewer.id, ownVotes: votes.map((v) => v.choice).sort((a, b) => a - b) });
 }

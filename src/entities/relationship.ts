@@ -21,7 +21,11 @@ export interface Relationship {
 }
 
 /** The viewer's relationships with `accountIds`, in that order, with a fixed number of queries. */
-export async function serializeRelationships(ctx: Ctx, viewerId: string, accountIds: readonly string[]): Promise<Relationship[]> {
+export async function serializeRelationships(
+  ctx: Ctx,
+  viewerId: string,
+  accountIds: readonly string[],
+): Promise<Relationship[]> {
   const facts = await relationshipFacts(ctx.db.kysely, viewerId, accountIds);
   return accountIds.map((id) => {
     // A pending request's settings show as well (Mastodon: "my Follow (or pending request)").

@@ -2,7 +2,14 @@ import type { Ctx } from "../context.ts";
 import { mediaOrder, pollOptions } from "../db/columns.ts";
 import { accountsByIds } from "../db/queries/accounts.ts";
 import { statusesByIds } from "../db/queries/statuses.ts";
-import type { AccountRow, ApplicationRow, MediaAttachmentRow, PollRow, PreviewCardRow, StatusRow } from "../db/schema.ts";
+import type {
+  AccountRow,
+  ApplicationRow,
+  MediaAttachmentRow,
+  PollRow,
+  PreviewCardRow,
+  StatusRow,
+} from "../db/schema.ts";
 import { acctOf, accountUrl, serializeAccounts, type Account } from "./account.ts";
 import { loadEmojisFor, type CustomEmoji } from "./custom_emoji.ts";
 import { serializeMediaAttachment, type MediaAttachment } from "./media_attachment.ts";
@@ -105,7 +112,14 @@ async function loadContent(ctx: Ctx, statuses: readonly StatusRow[]): Promise<Pa
     db
       .selectFrom("mentions")
       .innerJoin("accounts", "accounts.id", "mentions.account_id")
-      .select(["accounts.id", "accounts.username", "accounts.domain", "accounts.url", "accounts.uri", "mentions.status_id"])
+      .select([
+        "accounts.id",
+        "accounts.username",
+        "accounts.domain",
+        "accounts.url",
+        "accounts.uri",
+        "mentions.status_id",
+      ])
       .where("mentions.status_id", "in", ids)
       .where("mentions.silent", "=", false)
       .orderBy("mentions.id")
@@ -116,7 +130,9 @@ async function loadContent(ctx: Ctx, statuses: readonly StatusRow[]): Promise<Pa
       .select(["statuses_tags.status_id", "tags.name"])
       .where("statuses_tags.status_id", "in", ids)
       .execute(),
-    whenAny(unique(statuses.map((s) => s.poll_id)), (pollIds) => db.selectFrom("polls").selectAll().where("id", "in", pollIds).execute()),
+    whenAny(unique(statuses.map((s) => s.poll_id)), (pollIds) =>
+      db.selectFrom("polls").selectAll().where("id", "in", pollIds).execute(),
+    ),
     db
       .selectFrom("preview_cards_statuses")
       .innerJoin("preview_cards", "preview_cards.id", "preview_cards_statuses.preview_card_id")
@@ -124,7 +140,9 @@ async function loadContent(ctx: Ctx, statuses: readonly StatusRow[]): Promise<Pa
       .select("preview_cards_statuses.status_id")
       .where("preview_cards_statuses.status_id", "in", ids)
       .execute(),
-    whenAny(unique(statuses.map((s) => s.application_id)), (appIds) => db.selectFrom("oauth_applications").selectAll().where("id", "in", appIds).execute()),
+    whenAny(unique(statuses.map((s) => s.application_id)), (appIds) =>
+      db.selectFrom("oauth_applications").selectAll().where("id", "in", appIds).execute(),
+    ),
   ]);
 
   const accountById = new Map(accountRows.map((row) => [row.id, row]));
@@ -153,7 +171,12 @@ async function loadViewerState(ctx: Ctx, statuses: readonly StatusRow[], viewer:
   const db = ctx.db.kysely;
   const ids = statuses.map((s) => s.id);
   const [favourites, reblogs, bookmarks, pins, mutes, votes] = await Promise.all([
-    db.selectFrom("favourites").select("status_id").where("account_id", "=", viewer.id).where("status_id", "in", ids).execute(),
+    db
+      .selectFrom("favourites")
+      .select("status_id")
+      .where("account_id", "=", viewer.id)
+      .where("status_id", "in", ids)
+      .execute(),
     db
       .selectFrom("statuses")
       .select("reblog_of_id")
@@ -161,17 +184,41 @@ async function loadViewerState(ctx: Ctx, statuses: readonly StatusRow[], viewer:
       .where("reblog_of_id", "in", ids)
       .where("deleted_at", "is", null)
       .execute(),
-    db.selectFrom("bookmarks").select("status_id").where("account_id", "=", viewer.id).where("status_id", "in", ids).execute(),
-    db.selectFrom("status_pins").select("status_id").where("account_id", "=", viewer.id).where("status_id", "in", ids).execute(),
+    db
+      .selectFrom("bookmarks")
+      .select("status_id")
+      .where("account_id", "=", viewer.id)
+      .where("status_id", "in", ids)
+      .execute(),
+    db
+      .selectFrom("status_pins")
+      .select("status_id")
+      .where("account_id", "=", viewer.id)
+      .where("status_id", "in", ids)
+      .execute(),
     whenAny(unique(statuses.map((s) => s.conversation_id)), (conversationIds) =>
-      db.selectFrom("conversation_mutes").select("conversation_id").where("account_id", "=", viewer.id).where("conversation_id", "in", conversationIds).execute(),
+      db
+        .selectFrom("conversation_mutes")
+        .select("conversation_id")
+        .where("account_id", "=", viewer.id)
+        .where("conversation_id", "in", conversationIds)
+        .execute(),
     ),
     whenAny(unique(statuses.map((s) => s.poll_id)), (pollIds) =>
-      db.selectFrom("poll_votes").select(["poll_id", "choice"]).where("poll_id", "in", pollIds).where("account_id", "=", viewer.id).execute(),
+      db
+        .selectFrom("poll_votes")
+        .select(["poll_id", "choice"])
+        .where("poll_id", "in", pollIds)
+        .where("account_id", "=", viewer.id)
+        .execute(),
     ),
   ]);
   const ownVotes = new Map<string, number[]>();
-  for (const [pollId, rows] of groupBy(votes, (v) => v.poll_id)) ownVotes.set(pollId, rows.map((r) => r.choice).sort((a, b) => a - b));
+  for (const [pollId, rows] of groupBy(votes, (v) => v.poll_id))
+    ownVotes.set(
+      pollId,
+      rows.map((r) => r.choice).sort((a, b) => a - b),
+    );
   return {
     favourited: new Set(favourites.map((r) => r.status_id)),
     reblogged: new Set(unique(reblogs.map((r) => r.reblog_of_id))),
@@ -198,7 +245,13 @@ function tagsOf(ctx: Ctx, names: readonly string[]): Status["tags"] {
 }
 
 /** The part of a Status that is the same for every viewer. */
-function renderContent(ctx: Ctx, status: StatusRow, page: PageContent, options: SerializeOptions, reblog: Status | null): Status {
+function renderContent(
+  ctx: Ctx,
+  status: StatusRow,
+  page: PageContent,
+  options: SerializeOptions,
+  reblog: Status | null,
+): Status {
   const poll = status.poll_id ? page.polls.get(status.poll_id) : undefined;
   const card = page.cards.get(status.id);
   const application = status.application_id ? page.applications.get(status.application_id) : undefined;
@@ -222,8 +275,15 @@ function renderContent(ctx: Ctx, status: StatusRow, page: PageContent, options: 
     reblog,
     application: application ? { name: application.name, website: application.website || null } : null,
     account,
-    media_attachments: orderedMedia(status, page.media.get(status.id) ?? []).map((m) => serializeMediaAttachment(ctx, m)),
-    mentions: (page.mentions.get(status.id) ?? []).map((a) => ({ id: a.id, username: a.username, url: accountUrl(ctx, a), acct: acctOf(a) })),
+    media_attachments: orderedMedia(status, page.media.get(status.id) ?? []).map((m) =>
+      serializeMediaAttachment(ctx, m),
+    ),
+    mentions: (page.mentions.get(status.id) ?? []).map((a) => ({
+      id: a.id,
+      username: a.username,
+      url: accountUrl(ctx, a),
+      acct: acctOf(a),
+    })),
     tags: tagsOf(ctx, page.tags.get(status.id) ?? []),
     emojis: page.emojis.get(status.id) ?? [],
     card: card ? serializePreviewCard(ctx, card) : null,
@@ -238,16 +298,28 @@ function renderContent(ctx: Ctx, status: StatusRow, page: PageContent, options: 
  * Adds one viewer's flags. A boost carries the flags of the status it boosts (Mastodon answers
  * `reblogged?`/`favourited?` on the proper status), except `pinned`: a boost cannot be pinned.
  */
-function applyViewerState(status: StatusRow, proper: StatusRow, result: Status, page: PageContent, state: ViewerState, viewer: AccountRow): void {
+function applyViewerState(
+  status: StatusRow,
+  proper: StatusRow,
+  result: Status,
+  page: PageContent,
+  state: ViewerState,
+  viewer: AccountRow,
+): void {
   result.favourited = state.favourited.has(proper.id);
   result.reblogged = state.reblogged.has(proper.id);
   result.muted = proper.conversation_id ? state.mutedConversations.has(proper.conversation_id) : false;
   result.bookmarked = state.bookmarked.has(proper.id);
-  if (status.account_id === viewer.id && !status.reblog_of_id && status.visibility !== "direct") result.pinned = state.pinned.has(status.id);
+  if (status.account_id === viewer.id && !status.reblog_of_id && status.visibility !== "direct")
+    result.pinned = state.pinned.has(status.id);
   result.filtered = [];
   const poll = status.poll_id ? page.polls.get(status.poll_id) : undefined;
   if (poll && result.poll) {
-    result.poll = serializePoll(poll, { accountId: viewer.id, ownVotes: state.ownVotes.get(poll.id) ?? [] }, result.poll.emojis);
+    result.poll = serializePoll(
+      poll,
+      { accountId: viewer.id, ownVotes: state.ownVotes.get(poll.id) ?? [] },
+      result.poll.emojis,
+    );
   }
 }
 
@@ -256,13 +328,24 @@ function applyViewerState(status: StatusRow, proper: StatusRow, result: Status, 
  * whatever the page size: one query per kind of content, then one per kind of viewer state.
  * Callers pass only statuses the viewer may see.
  */
-export async function serializeStatuses(ctx: Ctx, rows: readonly StatusRow[], viewer?: AccountRow, options: SerializeOptions = {}): Promise<Status[]> {
+export async function serializeStatuses(
+  ctx: Ctx,
+  rows: readonly StatusRow[],
+  viewer?: AccountRow,
+  options: SerializeOptions = {},
+): Promise<Status[]> {
   if (rows.length === 0) return [];
   const given = new Set(rows.map((r) => r.id));
-  const originals = await statusesByIds(ctx.db.kysely, unique(rows.map((r) => r.reblog_of_id)).filter((id) => !given.has(id)));
+  const originals = await statusesByIds(
+    ctx.db.kysely,
+    unique(rows.map((r) => r.reblog_of_id)).filter((id) => !given.has(id)),
+  );
   const all = [...rows, ...originals];
   const byId = new Map(all.map((s) => [s.id, s]));
-  const [page, state] = await Promise.all([loadContent(ctx, all), viewer ? loadViewerState(ctx, all, viewer) : undefined]);
+  const [page, state] = await Promise.all([
+    loadContent(ctx, all),
+    viewer ? loadViewerState(ctx, all, viewer) : undefined,
+  ]);
   const render = (status: StatusRow, renderOptions: SerializeOptions, reblog: Status | null, proper: StatusRow) => {
     const result = renderContent(ctx, status, page, renderOptions, reblog);
     if (viewer && state) applyViewerState(status, proper, result, page, state, viewer);
@@ -275,6 +358,11 @@ export async function serializeStatuses(ctx: Ctx, rows: readonly StatusRow[], vi
   });
 }
 
-export async function serializeStatus(ctx: Ctx, row: StatusRow, viewer?: AccountRow, options: SerializeOptions = {}): Promise<Status> {
+export async function serializeStatus(
+  ctx: Ctx,
+  row: StatusRow,
+  viewer?: AccountRow,
+  options: SerializeOptions = {},
+): Promise<Status> {
   return (await serializeStatuses(ctx, [row], viewer, options))[0];
 }

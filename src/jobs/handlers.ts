@@ -32,20 +32,23 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.recurring("media.cleanup", HOUR);
   ctx.jobs.register("scheduled_statuses.publish", async (payload, _job, now) => {
     const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id, now.getTime());
-    if (outcome === "dropped") ctx.log.info({ id: (payload as { id: string }).id }, "scheduled status dropped: it no longer passes the rules");
+    if (outcome === "dropped")
+      ctx.log.info({ id: (payload as { id: string }).id }, "scheduled status dropped: it no longer passes the rules");
   });
   ctx.jobs.register("cards.fetch", async (payload) => {
     await fetchCardForStatus(ctx, (payload as { statusId: string }).statusId);
   });
   ctx.jobs.register("maintenance.recover", async (_payload, _job, now) => {
     const recovered = await recoverOverdueWork(ctx, now.getTime());
-    if (recovered.published + recovered.dropped + recovered.pollsClosed > 0) ctx.log.warn(recovered, "recovered overdue scheduled statuses and polls");
+    if (recovered.published + recovered.dropped + recovered.pollsClosed > 0)
+      ctx.log.warn(recovered, "recovered overdue scheduled statuses and polls");
   });
   ctx.jobs.recurring("maintenance.recover", 10 * MINUTE);
   ctx.jobs.register("cards.cleanup", async (_payload, _job, now) => {
     const removed = await removeUnusedCards(ctx, now.getTime());
     const translations = await pruneTranslations(ctx, now.getTime());
-    if (removed + translations > 0) ctx.log.info({ cards: removed, translations }, "removed unused preview cards and old translations");
+    if (removed + translations > 0)
+      ctx.log.info({ cards: removed, translations }, "removed unused preview cards and old translations");
   });
   ctx.jobs.recurring("cards.cleanup", 6 * HOUR);
   ctx.jobs.register("mutes.expire", async (_payload, _job, now) => {

@@ -71,7 +71,12 @@ export class JobQueue {
    * Enqueues inside a transaction, so the job exists exactly when the work that caused it was
    * committed. Workers find it on their next poll.
    */
-  async enqueueWith(db: Kysely<Database>, name: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
+  async enqueueWith(
+    db: Kysely<Database>,
+    name: string,
+    payload: unknown,
+    options: EnqueueOptions = {},
+  ): Promise<string> {
     const id = newId();
     await db
       .insertInto("jobs")
@@ -126,11 +131,15 @@ export class JobQueue {
       await handler(JSON.parse(job.payload), job, now);
       await db.deleteFrom("jobs").where("id", "=", job.id).execute();
       const interval = this.#recurring.get(job.name);
-      if (interval !== undefined) await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval), uniqueKey: job.name });
+      if (interval !== undefined)
+        await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval), uniqueKey: job.name });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const exhausted = job.attempts >= job.max_attempts;
-      this.#log.warn({ job: job.name, id: job.id, attempts: job.attempts, err: error }, exhausted ? "job failed for good" : "job failed; will retry");
+      this.#log.warn(
+        { job: job.name, id: job.id, attempts: job.attempts, err: error },
+        exhausted ? "job failed for good" : "job failed; will retry",
+      );
       const retryAt = new Date(Date.now() + Math.min(2 ** job.attempts * 1000, 3_600_000));
       await db
         .updateTable("jobs")
@@ -149,7 +158,11 @@ export class JobQueue {
   /** Claims and runs due jobs until none is left; returns how many ran (tests and the CLI use it). */
   async drain(now?: () => Date): Promise<number> {
     let count = 0;
-    for (let at = now?.() ?? new Date(), job = await this.claim(at); job; at = now?.() ?? new Date(), job = await this.claim(at)) {
+    for (
+      let at = now?.() ?? new Date(), job = await this.claim(at);
+      job;
+      at = now?.() ?? new Date(), job = await this.claim(at)
+    ) {
       await this.perform(job, at);
       count++;
     }

@@ -3,7 +3,13 @@ import { Unprocessable, ValidationFailed } from "../errors.ts";
 
 export type ImageFormat = "jpeg" | "png" | "gif" | "webp" | "avif";
 
-const FORMAT_BY_SHARP: Record<string, ImageFormat> = { jpeg: "jpeg", png: "png", gif: "gif", webp: "webp", heif: "avif" };
+const FORMAT_BY_SHARP: Record<string, ImageFormat> = {
+  jpeg: "jpeg",
+  png: "png",
+  gif: "gif",
+  webp: "webp",
+  heif: "avif",
+};
 
 export const CONTENT_TYPES: Record<ImageFormat, string> = {
   jpeg: "image/jpeg",
@@ -13,7 +19,13 @@ export const CONTENT_TYPES: Record<ImageFormat, string> = {
   avif: "image/avif",
 };
 
-export const EXTENSIONS: Record<ImageFormat, string> = { jpeg: "jpg", png: "png", gif: "gif", webp: "webp", avif: "avif" };
+export const EXTENSIONS: Record<ImageFormat, string> = {
+  jpeg: "jpg",
+  png: "png",
+  gif: "gif",
+  webp: "webp",
+  avif: "avif",
+};
 
 export interface ImageInfo {
   format: ImageFormat;
@@ -33,7 +45,7 @@ export async function inspectImage(data: Buffer, label: string): Promise<ImageIn
   const format = FORMAT_BY_SHARP[metadata.format ?? ""];
   if (!format || !metadata.width || !metadata.height) throw new ValidationFailed(`${label} content type is invalid`);
   const pages = metadata.pages ?? 1;
-  return { format, width: metadata.width, height: (metadata.pageHeight ?? metadata.height), animated: pages > 1 };
+  return { format, width: metadata.width, height: metadata.pageHeight ?? metadata.height, animated: pages > 1 };
 }
 
 export interface ResizedImage {
@@ -45,14 +57,25 @@ export interface ResizedImage {
 
 /** Crops to fill `width`×`height` (avatars and headers), keeping animation and the format. */
 export async function coverResize(data: Buffer, info: ImageInfo, width: number, height: number): Promise<ResizedImage> {
-  const image = sharp(data, { animated: info.animated }).rotate().resize(width, height, { fit: "cover", withoutEnlargement: true });
+  const image = sharp(data, { animated: info.animated })
+    .rotate()
+    .resize(width, height, { fit: "cover", withoutEnlargement: true });
   const output = await encode(image, info.format).toBuffer({ resolveWithObject: true });
-  return { data: output.data, format: info.format, width: output.info.width, height: output.info.pageHeight ?? output.info.height };
+  return {
+    data: output.data,
+    format: info.format,
+    width: output.info.width,
+    height: output.info.pageHeight ?? output.info.height,
+  };
 }
 
 /** The first frame as a PNG, for the `*_static` variants of animated images. */
 export async function staticFrame(data: Buffer, width: number, height: number): Promise<ResizedImage> {
-  const output = await sharp(data, { animated: false }).rotate().resize(width, height, { fit: "cover", withoutEnlargement: true }).png().toBuffer({ resolveWithObject: true });
+  const output = await sharp(data, { animated: false })
+    .rotate()
+    .resize(width, height, { fit: "cover", withoutEnlargement: true })
+    .png()
+    .toBuffer({ resolveWithObject: true });
   return { data: output.data, format: "png", width: output.info.width, height: output.info.height };
 }
 

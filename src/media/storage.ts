@@ -51,7 +51,8 @@ export class FileSystemStorage implements MediaStorage {
     try {
       return await readFile(this.#path(key));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR") return undefined;
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR")
+        return undefined;
       throw error;
     }
   }

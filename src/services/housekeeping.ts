@@ -26,13 +26,26 @@ export interface Recovered {
 export async function recoverOverdueWork(ctx: Ctx, now = Date.now()): Promise<Recovered> {
   const before = new Date(now - OVERDUE_MS).toISOString();
   const result: Recovered = { published: 0, dropped: 0, pollsClosed: 0 };
-  const scheduled = await ctx.db.kysely.selectFrom("scheduled_statuses").select("id").where("scheduled_at", "<", before).orderBy("scheduled_at").limit(BATCH).execute();
+  const scheduled = await ctx.db.kysely
+    .selectFrom("scheduled_statuses")
+    .select("id")
+    .where("scheduled_at", "<", before)
+    .orderBy("scheduled_at")
+    .limit(BATCH)
+    .execute();
   for (const { id } of scheduled) {
     const outcome = await publishScheduledStatus(ctx, id, now);
     if (outcome === "published") result.published++;
     if (outcome === "dropped") result.dropped++;
   }
-  const polls = await ctx.db.kysely.selectFrom("polls").select("id").where("closed_at", "is", null).where("expires_at", "<", before).orderBy("expires_at").limit(BATCH).execute();
+  const polls = await ctx.db.kysely
+    .selectFrom("polls")
+    .select("id")
+    .where("closed_at", "is", null)
+    .where("expires_at", "<", before)
+    .orderBy("expires_at")
+    .limit(BATCH)
+    .execute();
   for (const { id } of polls) if (await closePoll(ctx, id, now)) result.pollsClosed++;
   return result;
 }
@@ -44,7 +57,16 @@ export async function removeUnusedCards(ctx: Ctx, now = Date.now()): Promise<num
     .selectFrom("preview_cards")
     .select(["id", "image_file"])
     .where("updated_at", "<", cutoff)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom("preview_cards_statuses").select("preview_card_id").whereRef("preview_cards_statuses.preview_card_id", "=", "preview_cards.id"))))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom("preview_cards_statuses")
+            .select("preview_card_id")
+            .whereRef("preview_cards_statuses.preview_card_id", "=", "preview_cards.id"),
+        ),
+      ),
+    )
     .limit(BATCH * 10)
     .execute();
   let removed = 0;
@@ -53,7 +75,16 @@ export async function removeUnusedCards(ctx: Ctx, now = Date.now()): Promise<num
     const gone = await ctx.db.kysely
       .deleteFrom("preview_cards")
       .where("id", "=", card.id)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("preview_cards_statuses").select("preview_card_id").whereRef("preview_cards_statuses.preview_card_id", "=", "preview_cards.id"))))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("preview_cards_statuses")
+              .select("preview_card_id")
+              .whereRef("preview_cards_statuses.preview_card_id", "=", "preview_cards.id"),
+          ),
+        ),
+      )
       .executeTakeFirst();
     if (Number(gone.numDeletedRows) === 0) continue;
     removed++;

@@ -9,7 +9,10 @@ export async function refreshPlannerStatistics(db: Db): Promise<void> {
 }
 
 /** Deletes rows that have outlived their use: spent authorization codes, old activity days, long-failed jobs. */
-export async function pruneExpiredRecords(db: Db, now = new Date()): Promise<{ grants: number; activityDays: number; failedJobs: number }> {
+export async function pruneExpiredRecords(
+  db: Db,
+  now = new Date(),
+): Promise<{ grants: number; activityDays: number; failedJobs: number }> {
   const ago = (days: number) => new Date(now.getTime() - days * DAY).toISOString();
   const [grants, activityDays, failedJobs] = await Promise.all([
     db.kysely.deleteFrom("oauth_access_grants").where("expires_at", "<", ago(1)).executeTakeFirst(),

@@ -93,11 +93,16 @@ describe("extractEntities: hashtags", () => {
 
   test("# preceded by a letter, a digit, / or = is not a tag; after space or punctuation it is", () => {
     for (const text of ["a#tag", "1#tag", "/#tag", "=#tag"]) assert.deepEqual(summary(text), [], text);
-    for (const text of ["#tag", "x #tag", "(#tag)", ".#tag"]) assert.deepEqual(summary(text), [["hashtag", "tag"]], text);
+    for (const text of ["#tag", "x #tag", "(#tag)", ".#tag"])
+      assert.deepEqual(summary(text), [["hashtag", "tag"]], text);
   });
 
   test("letters of any script, separators inside, fullwidth ＃, trailing punctuation outside", () => {
-    assert.deepEqual(summary("#café #日本語 #a_b"), [["hashtag", "café"], ["hashtag", "日本語"], ["hashtag", "a_b"]]);
+    assert.deepEqual(summary("#café #日本語 #a_b"), [
+      ["hashtag", "café"],
+      ["hashtag", "日本語"],
+      ["hashtag", "a_b"],
+    ]);
     assert.deepEqual(summary("#foo·bar"), [["hashtag", "foo·bar"]]);
     assert.deepEqual(summary("#tag· and"), [["hashtag", "tag"]]);
     assert.deepEqual(summary("＃fullwidth"), [["hashtag", "fullwidth"]]);
@@ -105,7 +110,12 @@ describe("extractEntities: hashtags", () => {
   });
 
   test("entities come back in text order", () => {
-    assert.deepEqual(summary("#one @bob https://example.com #two"), [["hashtag", "one"], ["mention", "bob", null], ["url", "https://example.com"], ["hashtag", "two"]]);
+    assert.deepEqual(summary("#one @bob https://example.com #two"), [
+      ["hashtag", "one"],
+      ["mention", "bob", null],
+      ["url", "https://example.com"],
+      ["hashtag", "two"],
+    ]);
   });
 });
 

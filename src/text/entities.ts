@@ -11,9 +11,15 @@ export type TextEntity =
 /** Schemes whose URLs are linked and count as 23 characters. */
 const COUNTED_SCHEMES = "https?|dat|dweb|ipfs|ipns|ssb|gopher|gemini";
 
-const URL_RE = new RegExp(`(?<![\\p{L}\\p{N}_/@.-])(?:(?:${COUNTED_SCHEMES}):\\/\\/[^\\s<>"]+|(?:xmpp|magnet):[^\\s<>"]+)`, "giu");
+const URL_RE = new RegExp(
+  `(?<![\\p{L}\\p{N}_/@.-])(?:(?:${COUNTED_SCHEMES}):\\/\\/[^\\s<>"]+|(?:xmpp|magnet):[^\\s<>"]+)`,
+  "giu",
+);
 const USERNAME = "[a-z0-9_]+(?:[.-]+[a-z0-9_]+)*";
-const MENTION_RE = new RegExp(`(?<![=/\\p{L}\\p{N}_])@(${USERNAME})(?:@([\\p{L}\\p{N}_]+(?:[.-]+[\\p{L}\\p{N}_]+)*))?`, "giu");
+const MENTION_RE = new RegExp(
+  `(?<![=/\\p{L}\\p{N}_])@(${USERNAME})(?:@([\\p{L}\\p{N}_]+(?:[.-]+[\\p{L}\\p{N}_]+)*))?`,
+  "giu",
+);
 const HASHTAG_CHARS = "\\p{L}\\p{M}\\p{N}_·・\\u200c";
 const HASHTAG_RE = new RegExp(`(?<![=/)\\p{L}\\p{N}])[#＃]([${HASHTAG_CHARS}]+)`, "gu");
 
@@ -57,7 +63,8 @@ export function extractEntities(text: string): TextEntity[] {
   const entities: TextEntity[] = [];
   for (const match of text.matchAll(URL_RE)) {
     const url = trimUrl(match[0]);
-    if (url.length > 0 && isValidUrl(url)) entities.push({ kind: "url", start: match.index, end: match.index + url.length, url });
+    if (url.length > 0 && isValidUrl(url))
+      entities.push({ kind: "url", start: match.index, end: match.index + url.length, url });
   }
   // URLs were found in order and do not overlap each other: a binary search finds a clash.
   const urls = entities.slice();
@@ -80,7 +87,14 @@ export function extractEntities(text: string): TextEntity[] {
       domain = domain.replace(/\.+$/, "");
       end = match.index + 1 + match[1].length + 1 + domain.length;
     }
-    if (!overlaps(match.index, end)) entities.push({ kind: "mention", start: match.index, end, username: match[1], domain: domain ? domain.toLowerCase() : null });
+    if (!overlaps(match.index, end))
+      entities.push({
+        kind: "mention",
+        start: match.index,
+        end,
+        username: match[1],
+        domain: domain ? domain.toLowerCase() : null,
+      });
   }
   for (const match of text.matchAll(HASHTAG_RE)) {
     const name = match[1].replace(/[·・\u200c]+$/, "");

@@ -65,7 +65,8 @@ async function resolveMentions(ctx: Ctx, entities: TextEntity[]): Promise<Map<st
   const remote: Array<{ username: string; domain: string }> = [];
   for (const entity of entities) {
     if (entity.kind !== "mention") continue;
-    if (!entity.domain || entity.domain === ctx.config.localDomain || entity.domain === ctx.config.webDomain) local.add(entity.username.toLowerCase());
+    if (!entity.domain || entity.domain === ctx.config.localDomain || entity.domain === ctx.config.webDomain)
+      local.add(entity.username.toLowerCase());
     else remote.push({ username: entity.username.toLowerCase(), domain: entity.domain });
   }
   const found = new Map<string, AccountRow>();
@@ -84,7 +85,11 @@ async function resolveMentions(ctx: Ctx, entities: TextEntity[]): Promise<Map<st
     const rows = await db
       .selectFrom("accounts")
       .selectAll()
-      .where((eb) => eb.or(remote.map((r) => eb.and([eb(eb.fn("lower", ["username"]), "=", r.username), eb("domain", "=", r.domain)]))))
+      .where((eb) =>
+        eb.or(
+          remote.map((r) => eb.and([eb(eb.fn("lower", ["username"]), "=", r.username), eb("domain", "=", r.domain)])),
+        ),
+      )
       .where("suspended_at", "is", null)
       .execute();
     for (const row of rows) found.set(mentionKey(row.username, row.domain), row);
@@ -100,8 +105,16 @@ export async function formatText(ctx: Ctx, text: string, options: FormatOptions)
   const entities = extractEntities(text);
   const accounts = await resolveMentions(ctx, entities);
   const lookup = (e: Extract<TextEntity, { kind: "mention" }>) =>
-    accounts.get(mentionKey(e.username, e.domain === ctx.config.localDomain || e.domain === ctx.config.webDomain ? null : e.domain));
-  const mentioned = entities.filter((e): e is Extract<TextEntity, { kind: "mention" }> => e.kind === "mention").map(lookup).filter((a): a is AccountRow => !!a);
+    accounts.get(
+      mentionKey(
+        e.username,
+        e.domain === ctx.config.localDomain || e.domain === ctx.config.webDomain ? null : e.domain,
+      ),
+    );
+  const mentioned = entities
+    .filter((e): e is Extract<TextEntity, { kind: "mention" }> => e.kind === "mention")
+    .map(lookup)
+    .filter((a): a is AccountRow => !!a);
   const usernameCounts = new Map<string, number>();
   for (const account of new Map(mentioned.map((a) => [a.id, a])).values()) {
     usernameCounts.set(account.username.toLowerCase(), (usernameCounts.get(account.username.toLowerCase()) ?? 0) + 1);

@@ -26,12 +26,74 @@ export const MAX_INPUT_LENGTH = 1_048_576;
 /** Content nested deeper than this is cut (Nokogiri gives up at 400). */
 export const MAX_NESTING = 256;
 
-const KEPT = new Set(["p", "br", "span", "a", "del", "s", "pre", "blockquote", "code", "b", "strong", "u", "i", "em", "ul", "ol", "li", "ruby", "rt", "rp"]);
+const KEPT = new Set([
+  "p",
+  "br",
+  "span",
+  "a",
+  "del",
+  "s",
+  "pre",
+  "blockquote",
+  "code",
+  "b",
+  "strong",
+  "u",
+  "i",
+  "em",
+  "ul",
+  "ol",
+  "li",
+  "ruby",
+  "rt",
+  "rp",
+]);
 const HEADINGS = new Set(["h1", "h2", "h3", "h4", "h5", "h6"]);
 /** Removed with everything inside (Sanitize's default `remove_contents`, plus template, object and title). */
-const DROPPED = new Set(["script", "style", "template", "iframe", "object", "applet", "noembed", "noframes", "noscript", "plaintext", "svg", "xmp", "title"]);
+const DROPPED = new Set([
+  "script",
+  "style",
+  "template",
+  "iframe",
+  "object",
+  "applet",
+  "noembed",
+  "noframes",
+  "noscript",
+  "plaintext",
+  "svg",
+  "xmp",
+  "title",
+]);
 /** Unwrapped elements whose content Sanitize surrounds with spaces, so words do not run together. */
-const SPACED = new Set(["address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li", "nav", "ol", "p", "pre", "section", "ul"]);
+const SPACED = new Set([
+  "address",
+  "article",
+  "aside",
+  "blockquote",
+  "br",
+  "dd",
+  "div",
+  "dl",
+  "dt",
+  "footer",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "header",
+  "hgroup",
+  "hr",
+  "li",
+  "nav",
+  "ol",
+  "p",
+  "pre",
+  "section",
+  "ul",
+]);
 
 /** Beyond `lang`, which every kept element may carry. */
 const ATTRIBUTES = new Map<string, ReadonlySet<string>>([
@@ -42,7 +104,19 @@ const ATTRIBUTES = new Map<string, ReadonlySet<string>>([
   ["p", new Set(["class"])],
 ]);
 
-const LINK_PROTOCOLS = new Set(["http", "https", "dat", "dweb", "ipfs", "ipns", "ssb", "gopher", "xmpp", "magnet", "gemini"]);
+const LINK_PROTOCOLS = new Set([
+  "http",
+  "https",
+  "dat",
+  "dweb",
+  "ipfs",
+  "ipns",
+  "ssb",
+  "gopher",
+  "xmpp",
+  "magnet",
+  "gemini",
+]);
 /** Sanitize::REGEX_PROTOCOL; Ruby's `\s` is ASCII whitespace only. */
 const PROTOCOL = /^[ \t\r\n\f\v]*([^/#]*?)(?::|&#0*58|&#x0*3a)/i;
 
@@ -64,7 +138,14 @@ function keptAttributes(name: string, attribs: Record<string, string>): Attribut
   for (const [key, value] of Object.entries(attribs)) {
     if (key === "target" && name === "a") kept.push(["target", "_blank"]);
     else if (key !== "lang" && !allowed?.has(key)) continue;
-    else if (key === "class") kept.push([key, value.split(/[\t\n\f\r ]/).filter(isAllowedClass).join(" ")]);
+    else if (key === "class")
+      kept.push([
+        key,
+        value
+          .split(/[\t\n\f\r ]/)
+          .filter(isAllowedClass)
+          .join(" "),
+      ]);
     else if (key !== "translate" || value === "no") kept.push([key, value]);
   }
   if (name === "a") {
@@ -170,7 +251,14 @@ class StrictWalker implements Partial<Handler> {
       this.#mathOpen(name, attribs, at);
     } else if (name === "math") {
       frame.kind = "math";
-      this.#math = { at, block: attribs.display === "block", firstChild: "none", inSemantics: false, annotations: [], annotationAt: -1 };
+      this.#math = {
+        at,
+        block: attribs.display === "block",
+        firstChild: "none",
+        inSemantics: false,
+        annotations: [],
+        annotationAt: -1,
+      };
     } else if (DROPPED.has(name)) {
       frame.kind = "dropped";
       this.#dropped++;

@@ -25,13 +25,22 @@ ${hiddenFields({ authenticity_token: token, return_to: returnTo })}
 }
 
 /** Refuses the request with a page when the sign-in or sign-up throttle is exhausted. */
-async function throttled(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, name: "sign_in" | "sign_up"): Promise<boolean> {
+async function throttled(
+  ctx: Ctx,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  name: "sign_in" | "sign_up",
+): Promise<boolean> {
   try {
     await applyThrottles(ctx.rateLimits, [ENDPOINT_THROTTLES[name]], req, reply, undefined);
     return false;
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 429) throw error;
-    await renderPage(ctx, reply, { title: "Too many attempts", status: 429, body: html`<p>Too many attempts from your network. Please wait a few minutes and try again.</p>` });
+    await renderPage(ctx, reply, {
+      title: "Too many attempts",
+      status: 429,
+      body: html`<p>Too many attempts from your network. Please wait a few minutes and try again.</p>`,
+    });
     return true;
   }
 }
@@ -62,12 +71,29 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
     const returnTo = safeReturnPath(toStringParam(req.input.return_to));
     const email = toStringParam(req.input.email) ?? "";
     const token = csrfToken(ctx, req, reply);
-    if (!csrfValid(req)) return renderPage(ctx, reply, { title: "Sign in", status: 422, alert: EXPIRED_FORM, body: signInForm(token, returnTo, email) });
+    if (!csrfValid(req))
+      return renderPage(ctx, reply, {
+        title: "Sign in",
+        status: 422,
+        alert: EXPIRED_FORM,
+        body: signInForm(token, returnTo, email),
+      });
     if (await throttled(ctx, req, reply, "sign_in")) return reply;
     const user = await authenticateUser(ctx, email, toStringParam(req.input.password) ?? "");
-    if (!user) return renderPage(ctx, reply, { title: "Sign in", status: 401, alert: INVALID_LOGIN, body: signInForm(token, returnTo, email) });
+    if (!user)
+      return renderPage(ctx, reply, {
+        title: "Sign in",
+        status: 401,
+        alert: INVALID_LOGIN,
+        body: signInForm(token, returnTo, email),
+      });
     if (!(await canSignIn(ctx, user))) {
-      return renderPage(ctx, reply, { title: "Sign in", status: 403, alert: "Your account is disabled.", body: signInForm(token, returnTo, email) });
+      return renderPage(ctx, reply, {
+        title: "Sign in",
+        status: 403,
+        alert: "Your account is disabled.",
+        body: signInForm(token, returnTo, email),
+      });
     }
     await startWebSession(ctx, req, reply, user);
     return reply.redirect(returnTo, 303);
@@ -75,17 +101,33 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
 
   app.post("/auth/sign_out", async (req, reply) => {
     const session = await currentWebUser(ctx, req);
-    if (!csrfValid(req)) return renderPage(ctx, reply, { title: "Sign out", status: 422, alert: EXPIRED_FORM, body: html`<nav><a href="/settings">Back</a></nav>` });
+    if (!csrfValid(req))
+      return renderPage(ctx, reply, {
+        title: "Sign out",
+        status: 422,
+        alert: EXPIRED_FORM,
+        body: html`<nav><a href="/settings">Back</a></nav>`,
+      });
     await endWebSession(ctx, reply, session);
-    return reply.redirect(`/auth/sign_in?return_to=${encodeURIComponent(safeReturnPath(toStringParam(req.input.return_to)))}`, 303);
+    return reply.redirect(
+      `/auth/sign_in?return_to=${encodeURIComponent(safeReturnPath(toStringParam(req.input.return_to)))}`,
+      303,
+    );
   });
 
   app.get("/auth/sign_up", async (req, reply) => {
     const { values } = await loadSettings(ctx.db.kysely);
     if (values.registrations_mode === "none") {
-      return renderPage(ctx, reply, { title: "Sign up", status: 403, body: html`<p>This server is not accepting new accounts.</p>${values.closed_registrations_message ? html`<p>${values.closed_registrations_message}</p>` : ""}` });
+      return renderPage(ctx, reply, {
+        title: "Sign up",
+        status: 403,
+        body: html`<p>This server is not accepting new accounts.</p>${values.closed_registrations_message ? html`<p>${values.closed_registrations_message}</p>` : ""}`,
+      });
     }
-    return renderPage(ctx, reply, { title: "Sign up", body: signUpForm(csrfToken(ctx, req, reply), {}, {}, values.registrations_mode === "approved") });
+    return renderPage(ctx, reply, {
+      title: "Sign up",
+      body: signUpForm(csrfToken(ctx, req, reply), {}, {}, values.registrations_mode === "approved"),
+    });
   });
 
   app.post("/auth/sign_up", async (req, reply) => {
@@ -97,18 +139,36 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
       email: toStringParam(req.input.email) ?? "",
       reason: toStringParam(req.input.reason) ?? "",
     };
-    if (!csrfValid(req)) return renderPage(ctx, reply, { title: "Sign up", status: 422, alert: EXPIRED_FORM, body: signUpForm(token, values, {}, askReason) });
+    if (!csrfValid(req))
+      return renderPage(ctx, reply, {
+        title: "Sign up",
+        status: 422,
+        alert: EXPIRED_FORM,
+        body: signUpForm(token, values, {}, askReason),
+      });
     if (await throttled(ctx, req, reply, "sign_up")) return reply;
     const password = toStringParam(req.input.password) ?? "";
     if (password !== (toStringParam(req.input.password_confirmation) ?? "")) {
-      const errors: ErrorDetails = { password_confirmation: [{ error: "ERR_INVALID", description: "doesn't match the password" }] };
-      return renderPage(ctx, reply, { title: "Sign up", status: 422, body: signUpForm(token, values, errors, askReason) });
+      const errors: ErrorDetails = {
+        password_confirmation: [{ error: "ERR_INVALID", description: "doesn't match the password" }],
+      };
+      return renderPage(ctx, reply, {
+        title: "Sign up",
+        status: 422,
+        body: signUpForm(token, values, errors, askReason),
+      });
     }
     try {
       const { user } = await registerUser(
         ctx,
         null,
-        { ...values, password, agreement: toStringParam(req.input.agreement) === "1", locale: toStringParam(req.input.locale), reason: values.reason },
+        {
+          ...values,
+          password,
+          agreement: toStringParam(req.input.agreement) === "1",
+          locale: toStringParam(req.input.locale),
+          reason: values.reason,
+        },
         req.ip,
       );
       await startWebSession(ctx, req, reply, user);
@@ -116,10 +176,18 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
     } catch (error) {
       if (error instanceof ValidationFailed) {
         const details = (error.extra?.details ?? {}) as ErrorDetails;
-        return renderPage(ctx, reply, { title: "Sign up", status: 422, body: signUpForm(token, values, details, askReason) });
+        return renderPage(ctx, reply, {
+          title: "Sign up",
+          status: 422,
+          body: signUpForm(token, values, details, askReason),
+        });
       }
       if (error instanceof ApiError && error.status === 403) {
-        return renderPage(ctx, reply, { title: "Sign up", status: 403, body: html`<p>This server is not accepting new accounts.</p>` });
+        return renderPage(ctx, reply, {
+          title: "Sign up",
+          status: 403,
+          body: html`<p>This server is not accepting new accounts.</p>`,
+        });
       }
       throw error;
     }
@@ -128,10 +196,22 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/auth/confirmation", async (req, reply) => {
     const result = await confirmEmail(ctx, toStringParam(req.input.confirmation_token) ?? "");
     if (result === "confirmed") {
-      return renderPage(ctx, reply, { title: "E-mail confirmed", notice: "Your e-mail address has been confirmed.", body: html`<nav><a href="/settings">Continue</a></nav>` });
+      return renderPage(ctx, reply, {
+        title: "E-mail confirmed",
+        notice: "Your e-mail address has been confirmed.",
+        body: html`<nav><a href="/settings">Continue</a></nav>`,
+      });
     }
-    const message = result === "expired" ? "This confirmation link has expired. Sign in to get a new one." : "This confirmation link is not valid.";
-    return renderPage(ctx, reply, { title: "Confirm your e-mail", status: result === "expired" ? 410 : 404, alert: message, body: html`<nav><a href="/settings">Sign in</a></nav>` });
+    const message =
+      result === "expired"
+        ? "This confirmation link has expired. Sign in to get a new one."
+        : "This confirmation link is not valid.";
+    return renderPage(ctx, reply, {
+      title: "Confirm your e-mail",
+      status: result === "expired" ? 410 : 404,
+      alert: message,
+      body: html`<nav><a href="/settings">Sign in</a></nav>`,
+    });
   });
 
   app.post("/auth/confirmation/resend", async (req, reply) => {
@@ -139,6 +219,10 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
     if (!session) return reply.redirect("/auth/sign_in", 303);
     if (!csrfValid(req)) return reply.redirect("/settings", 303);
     if (!session.user.confirmed_at) await sendConfirmation(ctx, session.user);
-    return renderPage(ctx, reply, { title: "Confirm your e-mail", notice: "A new confirmation link is on its way.", body: html`<nav><a href="/settings">Back</a></nav>` });
+    return renderPage(ctx, reply, {
+      title: "Confirm your e-mail",
+      notice: "A new confirmation link is on its way.",
+      body: html`<nav><a href="/settings">Back</a></nav>`,
+    });
   });
 }

@@ -23,7 +23,12 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** A PNG of one colour (RGB), drawn by `shade(x, y)` returning a brightness offset. */
-export function solidPng(width: number, height: number, rgb: readonly [number, number, number], shade?: (x: number, y: number) => number): Buffer {
+export function solidPng(
+  width: number,
+  height: number,
+  rgb: readonly [number, number, number],
+  shade?: (x: number, y: number) => number,
+): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
@@ -41,7 +46,12 @@ export function solidPng(width: number, height: number, rgb: readonly [number, n
     }
   }
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk("IHDR", header), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    signature,
+    chunk("IHDR", header),
+    chunk("IDAT", deflateSync(raw)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /** A head-and-shoulders silhouette on grey, like Mastodon's missing avatar. */
@@ -49,7 +59,8 @@ function avatarShade(size: number) {
   return (x: number, y: number) => {
     const cx = size / 2;
     const head = (x - cx) ** 2 + (y - size * 0.38) ** 2 < (size * 0.18) ** 2;
-    const body = y > size * 0.62 && (x - cx) ** 2 / (size * 0.34) ** 2 + (y - size * 0.95) ** 2 / (size * 0.36) ** 2 < 1;
+    const body =
+      y > size * 0.62 && (x - cx) ** 2 / (size * 0.34) ** 2 + (y - size * 0.95) ** 2 / (size * 0.36) ** 2 < 1;
     return head || body ? 40 : 0;
   };
 }
@@ -68,8 +79,16 @@ function birdShade(size: number) {
     if ((x - 22) ** 2 + (y - 11) ** 2 < 1.6 ** 2) return -200;
     const body = ((x - 15) / 9.5) ** 2 + ((y - 19.5) / 7) ** 2 < 1;
     const head = (x - 21.5) ** 2 + (y - 11.5) ** 2 < 5.5 ** 2;
-    const beak = inTriangle(x, y, [[25.5, 9], [25.5, 14], [30.5, 11.5]]);
-    const tail = inTriangle(x, y, [[8, 16], [8, 23], [1.5, 25.5]]);
+    const beak = inTriangle(x, y, [
+      [25.5, 9],
+      [25.5, 14],
+      [30.5, 11.5],
+    ]);
+    const tail = inTriangle(x, y, [
+      [8, 16],
+      [8, 23],
+      [1.5, 25.5],
+    ]);
     return body || head || beak || tail ? 255 : 0;
   };
 }

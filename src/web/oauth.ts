@@ -33,7 +33,7 @@ function describeScope(scope: string): string {
   if (SCOPE_DESCRIPTIONS[scope]) return SCOPE_DESCRIPTIONS[scope];
   const [verb, ...rest] = scope.split(":");
   const subject = rest.join(" ").replace(/_/g, " ");
-  return `${verb === "read" || verb === "admin" && rest[0] === "read" ? "Read" : "Modify"} ${subject}`;
+  return `${verb === "read" || (verb === "admin" && rest[0] === "read") ? "Read" : "Modify"} ${subject}`;
 }
 
 /** A checked authorization request: the client, where to send the answer, and what it asks for. */
@@ -73,7 +73,8 @@ async function parseAuthorizationRequest(ctx: Ctx, req: FastifyRequest): Promise
   const registered = registeredRedirectUris(app);
   const given = toStringParam(input.redirect_uri);
   const redirectUri = given ?? (registered.length === 1 ? registered[0] : undefined);
-  if (!redirectUri || !registered.includes(redirectUri)) throw new UntrustedRequest("The redirect URI included is not valid.");
+  if (!redirectUri || !registered.includes(redirectUri))
+    throw new UntrustedRequest("The redirect URI included is not valid.");
   const target: RedirectTarget = { redirectUri, state: toStringParam(input.state) };
   if (toStringParam(input.response_type) !== "code") throw new RedirectableError("unsupported_response_type", target);
   let scopes: string[];
@@ -86,7 +87,8 @@ async function parseAuthorizationRequest(ctx: Ctx, req: FastifyRequest): Promise
   const codeChallenge = toStringParam(input.code_challenge) || undefined;
   const method = toStringParam(input.code_challenge_method) || undefined;
   const badMethod = method !== undefined && (!codeChallenge || !(PKCE_METHODS as readonly string[]).includes(method));
-  if (badMethod || (codeChallenge && !/^[A-Za-z0-9._~-]{43,128}$/.test(codeChallenge))) throw new RedirectableError("invalid_request", target);
+  if (badMethod || (codeChallenge && !/^[A-Za-z0-9._~-]{43,128}$/.test(codeChallenge)))
+    throw new RedirectableError("invalid_request", target);
   return {
     app,
     ...target,
@@ -103,7 +105,12 @@ function redirectWith(redirectUri: string, params: Record<string, string | undef
   return url.toString();
 }
 
-async function answerWithCode(ctx: Ctx, reply: FastifyReply, request: AuthorizationRequest, session: WebUser): Promise<FastifyReply> {
+async function answerWithCode(
+  ctx: Ctx,
+  reply: FastifyReply,
+  request: AuthorizationRequest,
+  session: WebUser,
+): Promise<FastifyReply> {
   const code = await createAuthorizationCode(ctx.db.kysely, {
     app: request.app,
     user: session.user,
@@ -112,11 +119,18 @@ async function answerWithCode(ctx: Ctx, reply: FastifyReply, request: Authorizat
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
   });
-  if (request.redirectUri === OOB_REDIRECT_URI) return reply.redirect(`/oauth/authorize/native?code=${encodeURIComponent(code)}`, 303);
+  if (request.redirectUri === OOB_REDIRECT_URI)
+    return reply.redirect(`/oauth/authorize/native?code=${encodeURIComponent(code)}`, 303);
   return reply.redirect(redirectWith(request.redirectUri, { code, state: request.state }), 303);
 }
 
-function consentForm(token: string, request: AuthorizationRequest, decision: "approve" | "deny", label: string, style = "") {
+function consentForm(
+  token: string,
+  request: AuthorizationRequest,
+  decision: "approve" | "deny",
+  label: string,
+  style = "",
+) {
   return html`<form method="post" action="/oauth/authorize">
 ${hiddenFields({
   authenticity_token: token,
@@ -134,21 +148,39 @@ ${hiddenFields({
 /** Explains why a signed-in user may not authorize apps yet, or undefined when they may. */
 function blockedReason(session: WebUser): string | undefined {
   if (session.user.disabled || session.account.suspended_at) return "Your account is disabled.";
-  if (!session.user.confirmed_at) return "Confirm your e-mail address first: follow the link we sent you, then try again.";
+  if (!session.user.confirmed_at)
+    return "Confirm your e-mail address first: follow the link we sent you, then try again.";
   if (!session.user.approved) return "Your account is waiting for a moderator's approval.";
   return undefined;
 }
 
 async function handleError(ctx: Ctx, reply: FastifyReply, error: unknown): Promise<FastifyReply> {
   if (error instanceof UntrustedRequest) {
-    return renderPage(ctx, reply, { title: "Authorization error", status: 400, alert: error.message, body: html`<p class="muted">Go back to the app and try signing in again.</p>` });
+    return renderPage(ctx, reply, {
+      title: "Authorization error",
+      status: 400,
+      alert: error.message,
+      body: html`<p class="muted">Go back to the app and try signing in again.</p>`,
+    });
   }
   if (error instanceof RedirectableError) {
     const { target } = error;
     if (target.redirectUri === OOB_REDIRECT_URI) {
-      return renderPage(ctx, reply, { title: "Authorization error", status: 400, alert: OAUTH_DESCRIPTIONS[error.code], body: html`` });
+      return renderPage(ctx, reply, {
+        title: "Authorization error",
+        status: 400,
+        alert: OAUTH_DESCRIPTIONS[error.code],
+        body: html``,
+      });
     }
-    return reply.redirect(redirectWith(target.redirectUri, { error: error.code, error_description: OAUTH_DESCRIPTIONS[error.code], state: target.state }), 303);
+    return reply.redirect(
+      redirectWith(target.redirectUri, {
+        error: error.code,
+        error_description: OAUTH_DESCRIPTIONS[error.code],
+        state: target.state,
+      }),
+      303,
+    );
   }
   throw error;
 }
@@ -161,7 +193,12 @@ type Prologue = { request: AuthorizationRequest; session: WebUser } | { answer: 
  * token on a decision, and refuse users who may not authorize apps yet. Either the request and its
  * user, or the answer to send instead.
  */
-async function authorizationPrologue(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, step: "ask" | "decide"): Promise<Prologue> {
+async function authorizationPrologue(
+  ctx: Ctx,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  step: "ask" | "decide",
+): Promise<Prologue> {
   let request: AuthorizationRequest;
   try {
     request = await parseAuthorizationRequest(ctx, req);
@@ -176,11 +213,20 @@ async function authorizationPrologue(ctx: Ctx, req: FastifyRequest, reply: Fasti
   }
   if (step === "decide" && !csrfValid(req)) {
     const alert = "This form has expired. Go back to the app and try again.";
-    return { answer: await renderPage(ctx, reply, { title: "Authorization required", status: 422, alert, body: html`` }) };
+    return {
+      answer: await renderPage(ctx, reply, { title: "Authorization required", status: 422, alert, body: html`` }),
+    };
   }
   const blocked = blockedReason(session);
   if (blocked) {
-    return { answer: await renderPage(ctx, reply, { title: "Authorize", status: 403, alert: blocked, body: html`<nav><a href="/settings">Your account</a></nav>` }) };
+    return {
+      answer: await renderPage(ctx, reply, {
+        title: "Authorize",
+        status: 403,
+        alert: blocked,
+        body: html`<nav><a href="/settings">Your account</a></nav>`,
+      }),
+    };
   }
   return { request, session };
 }
@@ -190,7 +236,10 @@ export default async function webOauthRoutes(app: FastifyInstance, ctx: Ctx) {
     const prologue = await authorizationPrologue(ctx, req, reply, "ask");
     if ("answer" in prologue) return prologue.answer;
     const { request, session } = prologue;
-    if (request.app.superapp || (!request.forceLogin && (await hasMatchingToken(ctx.db.kysely, request.app, session.user, request.scopes)))) {
+    if (
+      request.app.superapp ||
+      (!request.forceLogin && (await hasMatchingToken(ctx.db.kysely, request.app, session.user, request.scopes)))
+    ) {
       return answerWithCode(ctx, reply, request, session);
     }
     const token = csrfToken(ctx, req, reply);
@@ -209,7 +258,8 @@ export default async function webOauthRoutes(app: FastifyInstance, ctx: Ctx) {
     const prologue = await authorizationPrologue(ctx, req, reply, "decide");
     if ("answer" in prologue) return prologue.answer;
     const { request, session } = prologue;
-    if (toStringParam(req.input.decision) !== "approve") return handleError(ctx, reply, new RedirectableError("access_denied", request));
+    if (toStringParam(req.input.decision) !== "approve")
+      return handleError(ctx, reply, new RedirectableError("access_denied", request));
     return answerWithCode(ctx, reply, request, session);
   });
 

@@ -22,7 +22,10 @@ export async function renderPage(ctx: Ctx, reply: FastifyReply, options: RenderO
     .header("X-Frame-Options", "DENY")
     .header("X-Content-Type-Options", "nosniff")
     .header("Referrer-Policy", "same-origin")
-    .header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
+    .header(
+      "Content-Security-Policy",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
+    )
     .type("text/html; charset=utf-8")
     .send(page({ ...options, siteTitle: values.site_title }));
 }

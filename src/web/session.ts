@@ -2,7 +2,13 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
 import type { UserRow } from "../db/schema.ts";
-import { createWebSession, deleteWebSession, findWebSession, SESSION_LIFETIME_S, type WebUser } from "../services/auth/web_sessions.ts";
+import {
+  createWebSession,
+  deleteWebSession,
+  findWebSession,
+  SESSION_LIFETIME_S,
+  type WebUser,
+} from "../services/auth/web_sessions.ts";
 import { toStringParam } from "../api/params.ts";
 
 const SESSION_COOKIE = "_rookery_session";
@@ -46,7 +52,12 @@ export async function currentWebUser(ctx: Ctx, req: FastifyRequest): Promise<Web
 }
 
 /** Starts a browser session for `user` (a new session id each time, against fixation). */
-export async function startWebSession(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> {
+export async function startWebSession(
+  ctx: Ctx,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRow,
+): Promise<void> {
   const value = randomBytes(32).toString("base64url");
   await createWebSession(ctx, user, value, { ip: req.ip ?? "", userAgent: String(req.headers["user-agent"] ?? "") });
   appendCookie(reply, cookie(ctx, SESSION_COOKIE, value, SESSION_LIFETIME_S));

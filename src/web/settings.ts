@@ -65,17 +65,24 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     const session = await requireSession(ctx, req, reply);
     if (!session) return reply;
     const token = csrfToken(ctx, req, reply);
-    const fail = (alert: string, status = 422) => renderPage(ctx, reply, { title: "Change password", status, alert, body: passwordForm(token) });
+    const fail = (alert: string, status = 422) =>
+      renderPage(ctx, reply, { title: "Change password", status, alert, body: passwordForm(token) });
     if (!csrfValid(req)) return fail("This form has expired. Please try again.");
     const password = toStringParam(req.input.password) ?? "";
-    if (!(await verifyPassword(toStringParam(req.input.current_password) ?? "", session.user.encrypted_password))) return fail("The current password is not correct.");
+    if (!(await verifyPassword(toStringParam(req.input.current_password) ?? "", session.user.encrypted_password)))
+      return fail("The current password is not correct.");
     const length = [...password].length;
     if (length < PASSWORD_MIN) return fail(`The new password is too short (minimum is ${PASSWORD_MIN} characters).`);
     if (length > PASSWORD_MAX) return fail(`The new password is too long (maximum is ${PASSWORD_MAX} characters).`);
-    if (password !== toStringParam(req.input.password_confirmation)) return fail("The confirmation does not match the new password.");
+    if (password !== toStringParam(req.input.password_confirmation))
+      return fail("The confirmation does not match the new password.");
     // Other browsers signed in with the old password are signed out; this one stays.
     await changePassword(ctx, session.user.id, password, session.sessionId);
-    return renderPage(ctx, reply, { title: "Change password", notice: "Your password has been changed.", body: html`<nav><a href="/settings">Back</a></nav>` });
+    return renderPage(ctx, reply, {
+      title: "Change password",
+      notice: "Your password has been changed.",
+      body: html`<nav><a href="/settings">Back</a></nav>`,
+    });
   });
 
   app.get("/oauth/authorized_applications", async (req, reply) => {
@@ -84,7 +91,9 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     const token = csrfToken(ctx, req, reply);
     const apps = await authorizedApplications(ctx, session.user.id);
     const list = apps.map(
-      (a) => html`<tr><td><strong>${a.name}</strong>${a.website ? html`<br><span class="muted">${a.website}</span>` : ""}<br><span class="muted">${a.scopes.join(" ")}${a.lastUsedAt ? ` · last used ${a.lastUsedAt.slice(0, 10)}` : ""}</span></td>
+      (
+        a,
+      ) => html`<tr><td><strong>${a.name}</strong>${a.website ? html`<br><span class="muted">${a.website}</span>` : ""}<br><span class="muted">${a.scopes.join(" ")}${a.lastUsedAt ? ` · last used ${a.lastUsedAt.slice(0, 10)}` : ""}</span></td>
 <td><form method="post" action="/oauth/authorized_applications/${a.id}/revoke">${hiddenFields({ authenticity_token: token })}<button type="submit" class="danger">Revoke</button></form></td></tr>`,
     );
     return renderPage(ctx, reply, {

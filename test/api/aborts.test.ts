@@ -70,7 +70,10 @@ describe("clients that hang up", () => {
     await settle();
     const stormQueries = server.ctx.db.queryCount - stormStart;
     // Served in full, the storm would cost STORM × perPage queries; stopped, far fewer.
-    assert.ok(stormQueries < (STORM * perPage) / 2, `the storm ran ${stormQueries} queries; served in full it would be ${STORM * perPage}`);
+    assert.ok(
+      stormQueries < (STORM * perPage) / 2,
+      `the storm ran ${stormQueries} queries; served in full it would be ${STORM * perPage}`,
+    );
 
     const errors = logged.filter((entry) => entry.level >= 50);
     assert.deepEqual(errors, []);
@@ -82,7 +85,10 @@ describe("clients that hang up", () => {
     await Promise.all(Array.from({ length: 32 }, () => hangUp("/api/v1/statuses?id[]=1")));
     await Promise.all(Array.from({ length: 32 }, () => hangUp("/api/v1/accounts/lookup?acct=prolific")));
     await settle();
-    assert.deepEqual(logged.filter((entry) => entry.level >= 50), []);
+    assert.deepEqual(
+      logged.filter((entry) => entry.level >= 50),
+      [],
+    );
     assert.equal((await fetchPage()).length, 40);
   });
 });

@@ -5,7 +5,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { newId } from "../../src/db/ids.ts";
-import { appToken, createRemoteAccount, createTestServer, createUser, errorOf, get, standardAccounts, tokenFor, type StandardAccounts, type TestServer, type TestUser } from "../kit.ts";
+import {
+  appToken,
+  createRemoteAccount,
+  createTestServer,
+  createUser,
+  errorOf,
+  get,
+  standardAccounts,
+  tokenFor,
+  type StandardAccounts,
+  type TestServer,
+  type TestUser,
+} from "../kit.ts";
 import { openApiSkip, validateSchema } from "../openapi.ts";
 
 const MISSING_AVATAR = "https://rookery.test/avatars/original/missing.png";
@@ -28,7 +40,11 @@ describe("reading accounts", () => {
 
   describe("GET /api/v1/accounts/:id", () => {
     test("a local account, anonymously", async () => {
-      await db().updateTable("accounts").set({ created_at: "2023-03-04T15:16:17.123Z" }).where("id", "=", accounts.alice.account.id).execute();
+      await db()
+        .updateTable("accounts")
+        .set({ created_at: "2023-03-04T15:16:17.123Z" })
+        .where("id", "=", accounts.alice.account.id)
+        .execute();
       const res = await get(server.app, `/api/v1/accounts/${accounts.alice.account.id}`);
       assert.equal(res.statusCode, 200);
       assert.match(res.headers["content-type"] as string, /^application\/json; charset=utf-8$/);
@@ -66,7 +82,11 @@ describe("reading accounts", () => {
     });
 
     test("last_status_at is a date; the admin's highlighted role is listed", async () => {
-      await db().updateTable("accounts").set({ last_status_at: "2024-05-06T23:59:58.000Z" }).where("id", "=", accounts.admin.account.id).execute();
+      await db()
+        .updateTable("accounts")
+        .set({ last_status_at: "2024-05-06T23:59:58.000Z" })
+        .where("id", "=", accounts.admin.account.id)
+        .execute();
       const body = (await get(server.app, `/api/v1/accounts/${accounts.admin.account.id}`)).json();
       assert.equal(body.last_status_at, "2024-05-06");
       assert.equal(body.roles.length, 1);
@@ -114,7 +134,9 @@ describe("reading accounts", () => {
           indexable: true,
           avatar_file: "accounts/avatars/1/original/abc.png",
           header_file: "accounts/headers/1/original/abc.png",
-          fields: JSON.stringify([{ name: "Web", value: "https://sam.example", value_html: "<a>x</a>", verified_at: null }]),
+          fields: JSON.stringify([
+            { name: "Web", value: "https://sam.example", value_html: "<a>x</a>", verified_at: null },
+          ]),
           followers_count: 3,
           following_count: 2,
           statuses_count: 7,
@@ -146,7 +168,11 @@ describe("reading accounts", () => {
 
     test("a suspended remote account is rendered the same way", async () => {
       const gone = await createRemoteAccount(server.ctx, "gone", "remote.example");
-      await db().updateTable("accounts").set({ suspended_at: new Date().toISOString(), avatar_remote_url: "https://remote.example/a.png" }).where("id", "=", gone.id).execute();
+      await db()
+        .updateTable("accounts")
+        .set({ suspended_at: new Date().toISOString(), avatar_remote_url: "https://remote.example/a.png" })
+        .where("id", "=", gone.id)
+        .execute();
       const body = (await get(server.app, `/api/v1/accounts/${gone.id}`)).json();
       assert.equal(body.suspended, true);
       assert.equal(body.acct, "gone@remote.example");
@@ -155,28 +181,66 @@ describe("reading accounts", () => {
     });
 
     test("unconfirmed and not-yet-approved local users' accounts are 404", async () => {
-      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${unconfirmed.account.id}`)), [404, "Record not found"]);
-      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${pending.account.id}`)), [404, "Record not found"]);
-      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${unconfirmed.account.id}`, accounts.alice.token)), [404, "Record not found"]);
+      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${unconfirmed.account.id}`)), [
+        404,
+        "Record not found",
+      ]);
+      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${pending.account.id}`)), [
+        404,
+        "Record not found",
+      ]);
+      assert.deepEqual(
+        errorOf(await get(server.app, `/api/v1/accounts/${unconfirmed.account.id}`, accounts.alice.token)),
+        [404, "Record not found"],
+      );
     });
 
     test("unknown and non-numeric ids are 404 Record not found", async () => {
       assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${newId()}`)), [404, "Record not found"]);
       assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/1")), [404, "Record not found"]);
       assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/abc")), [404, "Record not found"]);
-      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/99999999999999999999999")), [404, "Record not found"]);
+      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/99999999999999999999999")), [
+        404,
+        "Record not found",
+      ]);
       assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/1e5")), [404, "Record not found"]);
     });
 
     test("user and app tokens work; a revoked token is 401; a token without read:accounts is 403", async () => {
-      assert.equal((await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, accounts.alice.token)).statusCode, 200);
-      assert.equal((await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, await tokenFor(server.ctx, accounts.alice, "read:accounts"))).statusCode, 200);
-      assert.equal((await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, await appToken(server.ctx, "read"))).statusCode, 200);
+      assert.equal(
+        (await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, accounts.alice.token)).statusCode,
+        200,
+      );
+      assert.equal(
+        (
+          await get(
+            server.app,
+            `/api/v1/accounts/${accounts.bob.account.id}`,
+            await tokenFor(server.ctx, accounts.alice, "read:accounts"),
+          )
+        ).statusCode,
+        200,
+      );
+      assert.equal(
+        (await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, await appToken(server.ctx, "read")))
+          .statusCode,
+        200,
+      );
       const revoked = await tokenFor(server.ctx, accounts.carol, "read");
-      await db().updateTable("oauth_access_tokens").set({ revoked_at: new Date().toISOString() }).where("user_id", "=", accounts.carol.user.id).execute();
-      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, revoked)), [401, "The access token was revoked"]);
+      await db()
+        .updateTable("oauth_access_tokens")
+        .set({ revoked_at: new Date().toISOString() })
+        .where("user_id", "=", accounts.carol.user.id)
+        .execute();
+      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, revoked)), [
+        401,
+        "The access token was revoked",
+      ]);
       const writeOnly = await tokenFor(server.ctx, accounts.alice, "write");
-      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, writeOnly)), [403, "This action is outside the authorized scopes"]);
+      assert.deepEqual(errorOf(await get(server.app, `/api/v1/accounts/${accounts.bob.account.id}`, writeOnly)), [
+        403,
+        "This action is outside the authorized scopes",
+      ]);
     });
   });
 
@@ -185,21 +249,41 @@ describe("reading accounts", () => {
       const ids = [accounts.carol.account.id, accounts.rita.id, accounts.alice.account.id];
       const res = await get(server.app, `/api/v1/accounts?${ids.map((id) => `id[]=${id}`).join("&")}`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json().map((a: { id: string }) => a.id), ids);
-      assert.deepEqual(res.json().map((a: { acct: string }) => a.acct), ["carol", "rita@remote.example", "alice"]);
+      assert.deepEqual(
+        res.json().map((a: { id: string }) => a.id),
+        ids,
+      );
+      assert.deepEqual(
+        res.json().map((a: { acct: string }) => a.acct),
+        ["carol", "rita@remote.example", "alice"],
+      );
     });
 
     test("unknown, unconfirmed, unapproved and malformed ids are dropped; duplicates come once", async () => {
-      const ids = [newId(), accounts.bob.account.id, unconfirmed.account.id, "abc", accounts.bob.account.id, pending.account.id, accounts.lucy.account.id];
+      const ids = [
+        newId(),
+        accounts.bob.account.id,
+        unconfirmed.account.id,
+        "abc",
+        accounts.bob.account.id,
+        pending.account.id,
+        accounts.lucy.account.id,
+      ];
       const res = await get(server.app, `/api/v1/accounts?${ids.map((id) => `id[]=${id}`).join("&")}`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json().map((a: { id: string }) => a.id), [accounts.bob.account.id, accounts.lucy.account.id]);
+      assert.deepEqual(
+        res.json().map((a: { id: string }) => a.id),
+        [accounts.bob.account.id, accounts.lucy.account.id],
+      );
     });
 
     test("a scalar id= is accepted; no id gives []", async () => {
       const res = await get(server.app, `/api/v1/accounts?id=${accounts.bob.account.id}`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json().map((a: { acct: string }) => a.acct), ["bob"]);
+      assert.deepEqual(
+        res.json().map((a: { acct: string }) => a.acct),
+        ["bob"],
+      );
       const none = await get(server.app, "/api/v1/accounts");
       assert.equal(none.statusCode, 200);
       assert.deepEqual(none.json(), []);
@@ -209,8 +293,14 @@ describe("reading accounts", () => {
       const forty = [accounts.alice.account.id, ...Array.from({ length: 39 }, () => newId())];
       const ok = await get(server.app, `/api/v1/accounts?${forty.map((id) => `id[]=${id}`).join("&")}`);
       assert.equal(ok.statusCode, 200);
-      assert.deepEqual(ok.json().map((a: { acct: string }) => a.acct), ["alice"]);
-      const tooMany = await get(server.app, `/api/v1/accounts?${[...forty, newId()].map((id) => `id[]=${id}`).join("&")}`);
+      assert.deepEqual(
+        ok.json().map((a: { acct: string }) => a.acct),
+        ["alice"],
+      );
+      const tooMany = await get(
+        server.app,
+        `/api/v1/accounts?${[...forty, newId()].map((id) => `id[]=${id}`).join("&")}`,
+      );
       assert.equal(tooMany.statusCode, 422);
       assert.equal(typeof tooMany.json().error, "string");
     });
@@ -222,10 +312,19 @@ describe("reading accounts", () => {
   });
 
   describe("GET /api/v1/accounts/lookup", () => {
-    const lookup = (acct: string, token?: string) => get(server.app, `/api/v1/accounts/lookup?acct=${encodeURIComponent(acct)}`, token);
+    const lookup = (acct: string, token?: string) =>
+      get(server.app, `/api/v1/accounts/lookup?acct=${encodeURIComponent(acct)}`, token);
 
     test("a local account by username, @username, any case, or with this server's domain", async () => {
-      for (const acct of ["alice", "@alice", "ALICE", "Alice", "alice@rookery.test", "@alice@rookery.test", "alice@ROOKERY.TEST"]) {
+      for (const acct of [
+        "alice",
+        "@alice",
+        "ALICE",
+        "Alice",
+        "alice@rookery.test",
+        "@alice@rookery.test",
+        "alice@ROOKERY.TEST",
+      ]) {
         const res = await lookup(acct);
         assert.equal(res.statusCode, 200, acct);
         assert.equal(res.json().id, accounts.alice.account.id, acct);
@@ -244,14 +343,26 @@ describe("reading accounts", () => {
     });
 
     test("unknown accounts are 404 (a remote username is not found without its domain, nor a local one with another domain)", async () => {
-      for (const acct of ["nobody", "rita", "alice@remote.example", "nobody@remote.example", "rita@elsewhere.example"]) {
+      for (const acct of [
+        "nobody",
+        "rita",
+        "alice@remote.example",
+        "nobody@remote.example",
+        "rita@elsewhere.example",
+      ]) {
         assert.deepEqual(errorOf(await lookup(acct)), [404, "Record not found"], acct);
       }
     });
 
     test("a missing or empty acct is 400", async () => {
-      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/lookup")), [400, "param is missing or the value is empty or invalid: acct"]);
-      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/lookup?acct=")), [400, "param is missing or the value is empty or invalid: acct"]);
+      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/lookup")), [
+        400,
+        "param is missing or the value is empty or invalid: acct",
+      ]);
+      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/lookup?acct=")), [
+        400,
+        "param is missing or the value is empty or invalid: acct",
+      ]);
     });
 
     test("works with a token too, and matches the Account schema", { skip: openApiSkip }, async () => {
@@ -281,7 +392,11 @@ describe("with DISALLOW_UNAUTHENTICATED_API_ACCESS=true", () => {
     const app = await appToken(server.ctx, "read");
     for (const path of paths()) {
       assert.deepEqual(errorOf(await get(server.app, path)), [401, "This API requires an authenticated user"], path);
-      assert.deepEqual(errorOf(await get(server.app, path, app)), [401, "This API requires an authenticated user"], path);
+      assert.deepEqual(
+        errorOf(await get(server.app, path, app)),
+        [401, "This API requires an authenticated user"],
+        path,
+      );
     }
   });
 

@@ -49,7 +49,9 @@ function browserMultipart(parts: Part[]): { body: Buffer; contentType: string } 
 const emptyFile = (name: string): Part => ({ name, value: "", filename: "", type: "application/octet-stream" });
 
 async function pngImage(): Promise<Buffer> {
-  return sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200, g: 20, b: 20 } } }).png().toBuffer();
+  return sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200, g: 20, b: 20 } } })
+    .png()
+    .toBuffer();
 }
 
 describe("multipart file parts with an empty filename", () => {
@@ -143,7 +145,10 @@ describe("integers beyond 2^53 in JSON bodies", () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().in_reply_to_id, parent);
     assert.equal(res.json().poll.multiple, false);
-    assert.deepEqual(res.json().poll.options.map((o: { title: string }) => o.title), ["a", "b"]);
+    assert.deepEqual(
+      res.json().poll.options.map((o: { title: string }) => o.title),
+      ["a", "b"],
+    );
   });
 
   test("media_ids as bare JSON numbers", async () => {
@@ -157,7 +162,10 @@ describe("integers beyond 2^53 in JSON bodies", () => {
     const mediaId = media.json().id as string;
     const res = await postRaw(a.carol.token, "/api/v1/statuses", `{"status":"a picture","media_ids":[${mediaId}]}`);
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json().media_attachments.map((m: { id: string }) => m.id), [mediaId]);
+    assert.deepEqual(
+      res.json().media_attachments.map((m: { id: string }) => m.id),
+      [mediaId],
+    );
   });
 
   test("negative and small integers, fractions and exponents keep their JSON meaning", async () => {

@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { Browser } from "../browser.ts";
-import { createTestServer, postStatus, request, standardAccounts, uploadImage, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  createTestServer,
+  postStatus,
+  request,
+  standardAccounts,
+  uploadImage,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
 
 /** IDs as strings: not decimal, beyond signed 64 bits either way, exponent and hex forms, padding. */
 const BAD_IDS = ["abc", "9223372036854775808", "-9223372036854775809", "1e308", " 12 ", "１２", "1.5"];
@@ -16,7 +24,15 @@ const BAD_IDS = ["abc", "9223372036854775808", "-9223372036854775809", "1e308", 
 const BIG = "117668027173577827123";
 const BAD_JSON_IDS: unknown[] = [1e308, 1.5, true, {}, null, "__BIG__"];
 /** Datetimes outside what either engine stores, or unreadable. */
-const BAD_DATES = ["20000-01-01T00:00:00Z", "+020000-01-01T00:00:00.000Z", "-000001-01-01T00:00:00Z", "0000-00-00", "9999-12-31T23:59:60Z", "1e308", "275760-09-13T00:00:00Z"];
+const BAD_DATES = [
+  "20000-01-01T00:00:00Z",
+  "+020000-01-01T00:00:00.000Z",
+  "-000001-01-01T00:00:00Z",
+  "0000-00-00",
+  "9999-12-31T23:59:60Z",
+  "1e308",
+  "275760-09-13T00:00:00Z",
+];
 
 const ID_FIELDS = ["id", "in_reply_to_id", "account_id", "max_id", "since_id", "min_id", "status_id"];
 const LIST_FIELDS = ["media_ids", "id", "choices", "allowed_mentions"];
@@ -67,7 +83,8 @@ function formBodies(value: string): string[] {
     for (const [key, item] of Object.entries(body)) {
       if (Array.isArray(item)) {
         for (const entry of item) {
-          if (typeof entry === "object" && entry !== null) for (const [k, v] of Object.entries(entry)) pairs.push([`${key}[][${k}]`, String(v)]);
+          if (typeof entry === "object" && entry !== null)
+            for (const [k, v] of Object.entries(entry)) pairs.push([`${key}[][${k}]`, String(v)]);
           else pairs.push([`${key}[]`, String(entry)]);
         }
       } else if (typeof item === "object" && item !== null) {
@@ -104,7 +121,8 @@ describe("IDs and dates nobody should send never cause a 5xx", () => {
   const check = (res: LightMyRequestResponse, what: string) => {
     // Translation without a provider is the one documented 503.
     const documented = res.statusCode === 503 && what.includes("/translate");
-    if (res.statusCode >= 500 && !documented) failures.push(`${res.statusCode} ${what.slice(0, 160)}: ${res.body.slice(0, 200)}`);
+    if (res.statusCode >= 500 && !documented)
+      failures.push(`${res.statusCode} ${what.slice(0, 160)}: ${res.body.slice(0, 200)}`);
   };
 
   let fixtureCount = 0;
@@ -113,13 +131,24 @@ describe("IDs and dates nobody should send never cause a 5xx", () => {
   async function fixtures(): Promise<Record<string, string>> {
     const token = a.alice.token;
     const media = await uploadImage(server, a.alice);
-    const status = await postStatus(server, a.alice, { status: "real", poll: { options: ["x", "y"], expires_in: 600 } });
+    const status = await postStatus(server, a.alice, {
+      status: "real",
+      poll: { options: ["x", "y"], expires_in: 600 },
+    });
     assert.ok(status.poll, "the fixture status has a poll");
     // A day apart each, to stay under the limit of 25 scheduled posts a day.
     const later = new Date(Date.now() + 3600_000 + 86_400_000 * fixtureCount++).toISOString();
-    const scheduled = (await request(server.app, "POST", "/api/v1/statuses", { token, json: { status: "later", scheduled_at: later } })).json();
+    const scheduled = (
+      await request(server.app, "POST", "/api/v1/statuses", { token, json: { status: "later", scheduled_at: later } })
+    ).json();
     assert.ok(scheduled?.id, `fixture scheduled: ${JSON.stringify(scheduled)}`);
-    return { statuses: status.id, polls: status.poll.id, media: media.id, scheduled_statuses: scheduled.id, authorized_applications: a.app.id };
+    return {
+      statuses: status.id,
+      polls: status.poll.id,
+      media: media.id,
+      scheduled_statuses: scheduled.id,
+      authorized_applications: a.app.id,
+    };
   }
 
   function realId(path: string, real: Record<string, string>): string {
@@ -148,20 +177,33 @@ describe("IDs and dates nobody should send never cause a 5xx", () => {
       if (path.includes(":")) {
         for (const bad of BAD_IDS) {
           const url = path.replace(/:[a-z_]+/g, encodeURIComponent(bad));
-          check(await send(method, `${url}?${token}`, withBody ? "status=sweep" : undefined, withBody ? "application/x-www-form-urlencoded" : undefined), `${method} ${url}`);
+          check(
+            await send(
+              method,
+              `${url}?${token}`,
+              withBody ? "status=sweep" : undefined,
+              withBody ? "application/x-www-form-urlencoded" : undefined,
+            ),
+            `${method} ${url}`,
+          );
         }
       }
       // Every bad value in every parameter, on a path that reaches the handler's work.
       const url = path.replace(/:[a-z_]+/g, path.includes(":") ? realId(path, await fixtures()) : "");
       for (const bad of BAD_IDS) {
         for (const form of formBodies(bad)) {
-          if (withBody) check(await send(method, `${url}?${token}`, form, "application/x-www-form-urlencoded"), `${method} ${url} form ${form}`);
+          if (withBody)
+            check(
+              await send(method, `${url}?${token}`, form, "application/x-www-form-urlencoded"),
+              `${method} ${url} form ${form}`,
+            );
           else check(await send(method, `${url}?${form}&${token}`, undefined, undefined), `${method} ${url}?${form}`);
         }
       }
       if (!withBody) continue;
       for (const value of [...BAD_JSON_IDS, ...BAD_IDS]) {
-        for (const json of jsonBodies(value)) check(await send(method, `${url}?${token}`, json, "application/json"), `${method} ${url} json ${json}`);
+        for (const json of jsonBodies(value))
+          check(await send(method, `${url}?${token}`, json, "application/json"), `${method} ${url} json ${json}`);
       }
       for (const date of BAD_DATES) {
         const body = JSON.stringify({ status: "sweep", scheduled_at: date, expires_at: date });

@@ -5,10 +5,25 @@ import type { LightMyRequestResponse } from "fastify";
 import type { Ctx } from "../../src/context.ts";
 import { newId } from "../../src/db/ids.ts";
 import { saveSetting } from "../../src/services/instance/settings.ts";
-import { appToken, createCustomEmoji, createRemoteAccount, createTestServer, createUser, errorOf, get, request, standardAccounts, tokenFor, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  appToken,
+  createCustomEmoji,
+  createRemoteAccount,
+  createTestServer,
+  createUser,
+  errorOf,
+  get,
+  request,
+  standardAccounts,
+  tokenFor,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
 import { openApiSkip, validateResponse, validateSchema } from "../openapi.ts";
 
-const PACKAGE_VERSION: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+const PACKAGE_VERSION: string = JSON.parse(
+  readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+).version;
 const DAY_MS = 86_400_000;
 const WEEK_S = 7 * 86_400;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -61,7 +76,11 @@ async function resetSettings(ctx: Ctx): Promise<void> {
 /** A user-activity row (what a token use records), dated `daysAgo` days back. */
 async function recordActivity(ctx: Ctx, userId: string, daysAgo: number): Promise<void> {
   const day = new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
-  await ctx.db.kysely.insertInto("user_activity_days").values({ user_id: userId, day }).onConflict((oc) => oc.columns(["user_id", "day"]).doNothing()).execute();
+  await ctx.db.kysely
+    .insertInto("user_activity_days")
+    .values({ user_id: userId, day })
+    .onConflict((oc) => oc.columns(["user_id", "day"]).doNothing())
+    .execute();
 }
 
 interface Week {
@@ -117,7 +136,11 @@ describe("instance metadata", () => {
       assert.deepEqual(body.configuration.translation, { enabled: false });
       assert.equal(body.configuration.limited_federation, false);
       const everyonePublic = { local: "public", remote: "public" };
-      assert.deepEqual(body.configuration.timelines_access, { live_feeds: everyonePublic, hashtag_feeds: everyonePublic, trending_link_feeds: everyonePublic });
+      assert.deepEqual(body.configuration.timelines_access, {
+        live_feeds: everyonePublic,
+        hashtag_feeds: everyonePublic,
+        trending_link_feeds: everyonePublic,
+      });
     });
 
     test("reports a Mastodon-compatible version and api_versions", async () => {
@@ -136,8 +159,17 @@ describe("instance metadata", () => {
     test("advertises the limits the server enforces", async () => {
       const { configuration } = (await get(server.app, "/api/v2/instance")).json();
       assert.deepEqual(configuration.urls, { streaming: "wss://rookery.test", status: null });
-      assert.deepEqual(configuration.statuses, { max_characters: 500, max_media_attachments: 4, characters_reserved_per_url: 23 });
-      assert.deepEqual(configuration.polls, { max_options: 4, max_characters_per_option: 50, min_expiration: 300, max_expiration: 2_629_746 });
+      assert.deepEqual(configuration.statuses, {
+        max_characters: 500,
+        max_media_attachments: 4,
+        characters_reserved_per_url: 23,
+      });
+      assert.deepEqual(configuration.polls, {
+        max_options: 4,
+        max_characters_per_option: 50,
+        min_expiration: 300,
+        max_expiration: 2_629_746,
+      });
       assert.deepEqual(configuration.accounts, {
         max_display_name_length: 30,
         max_note_length: 500,
@@ -156,8 +188,11 @@ describe("instance metadata", () => {
       assert.equal(media.video_size_limit, 99 * 1024 * 1024);
       assert.equal(media.video_matrix_limit, 3840 * 2160);
       assert.equal(media.video_frame_rate_limit, 120);
-      for (const type of ["image/jpeg", "image/png", "image/gif", "image/webp"]) assert.ok(media.supported_mime_types.includes(type), type);
-      assert.ok(media.supported_mime_types.every((t: unknown) => typeof t === "string" && /^[a-z]+\/[\w.+-]+$/.test(t)));
+      for (const type of ["image/jpeg", "image/png", "image/gif", "image/webp"])
+        assert.ok(media.supported_mime_types.includes(type), type);
+      assert.ok(
+        media.supported_mime_types.every((t: unknown) => typeof t === "string" && /^[a-z]+\/[\w.+-]+$/.test(t)),
+      );
     });
 
     test("matches the OpenAPI Instance schema", { skip: openApiSkip }, async () => {
@@ -197,10 +232,21 @@ describe("instance metadata", () => {
     });
 
     test("closed registrations show the closed-registrations message as HTML", async () => {
-      await saveSetting(server.ctx.db.kysely, "closed_registrations_message", "Closed for now.\n\nAsk <admin> & friends.");
-      assert.equal((await get(server.app, "/api/v2/instance")).json().registrations.message, null, "open registrations carry no message");
+      await saveSetting(
+        server.ctx.db.kysely,
+        "closed_registrations_message",
+        "Closed for now.\n\nAsk <admin> & friends.",
+      );
+      assert.equal(
+        (await get(server.app, "/api/v2/instance")).json().registrations.message,
+        null,
+        "open registrations carry no message",
+      );
       await saveSetting(server.ctx.db.kysely, "registrations_mode", "none");
-      assert.equal((await get(server.app, "/api/v2/instance")).json().registrations.message, "<p>Closed for now.</p><p>Ask &lt;admin&gt; &amp; friends.</p>");
+      assert.equal(
+        (await get(server.app, "/api/v2/instance")).json().registrations.message,
+        "<p>Closed for now.</p><p>Ask &lt;admin&gt; &amp; friends.</p>",
+      );
     });
 
     test("shows the title, description, contact e-mail and contact account", async () => {
@@ -247,11 +293,18 @@ describe("instance metadata", () => {
       await saveSetting(server.ctx.db.kysely, "timeline_preview", false);
       const { timelines_access } = (await get(server.app, "/api/v2/instance")).json().configuration;
       const authenticated = { local: "authenticated", remote: "authenticated" };
-      assert.deepEqual(timelines_access, { live_feeds: authenticated, hashtag_feeds: authenticated, trending_link_feeds: authenticated });
+      assert.deepEqual(timelines_access, {
+        live_feeds: authenticated,
+        hashtag_feeds: authenticated,
+        trending_link_feeds: authenticated,
+      });
     });
 
     test("a stored value that no longer parses falls back to the default", async () => {
-      await server.ctx.db.kysely.insertInto("instance_settings").values({ key: "site_title", value: "{not json", updated_at: new Date().toISOString() }).execute();
+      await server.ctx.db.kysely
+        .insertInto("instance_settings")
+        .values({ key: "site_title", value: "{not json", updated_at: new Date().toISOString() })
+        .execute();
       assert.equal((await get(server.app, "/api/v2/instance")).json().title, "Rookery");
     });
 
@@ -265,8 +318,16 @@ describe("instance metadata", () => {
 
     test("a revoked token is refused with 401", async () => {
       const token = await tokenFor(server.ctx, accounts.carol, "read:statuses");
-      await server.ctx.db.kysely.updateTable("oauth_access_tokens").set({ revoked_at: new Date().toISOString() }).where("user_id", "=", accounts.carol.user.id).where("scopes", "=", "read:statuses").execute();
-      assert.deepEqual(errorOf(await get(server.app, "/api/v2/instance", token)), [401, "The access token was revoked"]);
+      await server.ctx.db.kysely
+        .updateTable("oauth_access_tokens")
+        .set({ revoked_at: new Date().toISOString() })
+        .where("user_id", "=", accounts.carol.user.id)
+        .where("scopes", "=", "read:statuses")
+        .execute();
+      assert.deepEqual(errorOf(await get(server.app, "/api/v2/instance", token)), [
+        401,
+        "The access token was revoked",
+      ]);
     });
   });
 
@@ -283,7 +344,8 @@ describe("instance metadata", () => {
       assert.deepEqual(body.languages, ["en"]);
       assert.equal(body.contact_account, null);
       assert.deepEqual(body.rules, []);
-      for (const key of ["user_count", "status_count", "domain_count"]) assert.ok(Number.isInteger(body.stats[key]), key);
+      for (const key of ["user_count", "status_count", "domain_count"])
+        assert.ok(Number.isInteger(body.stats[key]), key);
     });
 
     test("its configuration repeats the v2 limits", async () => {
@@ -341,12 +403,22 @@ describe("instance metadata", () => {
 
     test("renders the text as HTML paragraphs, dated by its last change", async () => {
       const start = Date.now();
-      await saveSetting(server.ctx.db.kysely, "site_extended_description", "Welcome to the rookery.\nMind the nests.\n\n<script>no</script> & \"quotes\"\r\n\r\n\r\nLast.");
+      await saveSetting(
+        server.ctx.db.kysely,
+        "site_extended_description",
+        'Welcome to the rookery.\nMind the nests.\n\n<script>no</script> & "quotes"\r\n\r\n\r\nLast.',
+      );
       const end = Date.now();
       const body = (await get(server.app, "/api/v1/instance/extended_description")).json();
-      assert.equal(body.content, "<p>Welcome to the rookery.<br />Mind the nests.</p><p>&lt;script&gt;no&lt;/script&gt; &amp; &quot;quotes&quot;</p><p>Last.</p>");
+      assert.equal(
+        body.content,
+        "<p>Welcome to the rookery.<br />Mind the nests.</p><p>&lt;script&gt;no&lt;/script&gt; &amp; &quot;quotes&quot;</p><p>Last.</p>",
+      );
       const updated = Date.parse(body.updated_at);
-      assert.ok(updated >= start - 1 && updated <= end + 1, `updated_at ${body.updated_at} is not the time of the change`);
+      assert.ok(
+        updated >= start - 1 && updated <= end + 1,
+        `updated_at ${body.updated_at} is not the time of the change`,
+      );
     });
 
     test("matches the OpenAPI ExtendedDescription schema once set", { skip: openApiSkip }, async () => {
@@ -375,8 +447,14 @@ describe("instance metadata", () => {
       assert.equal(res.statusCode, 200);
       const body = res.json() as Array<{ code: string; name: string }>;
       assert.ok(body.length > 100, `only ${body.length} languages`);
-      assert.deepEqual(body.find((l) => l.code === "en"), { code: "en", name: "English" });
-      assert.deepEqual(body.find((l) => l.code === "de"), { code: "de", name: "German" });
+      assert.deepEqual(
+        body.find((l) => l.code === "en"),
+        { code: "en", name: "English" },
+      );
+      assert.deepEqual(
+        body.find((l) => l.code === "de"),
+        { code: "de", name: "German" },
+      );
       for (const language of body) {
         assert.deepEqual(Object.keys(language).sort(), ["code", "name"]);
         assert.match(language.code, /^[a-z]{2,3}$/);
@@ -409,12 +487,17 @@ describe("instance metadata", () => {
 
     test("CORS: a preflight is answered with the allowed methods and headers", async () => {
       const res = await request(server.app, "OPTIONS", "/api/v2/instance", {
-        headers: { origin: "https://elk.example", "access-control-request-method": "GET", "access-control-request-headers": "authorization, x-custom" },
+        headers: {
+          origin: "https://elk.example",
+          "access-control-request-method": "GET",
+          "access-control-request-headers": "authorization, x-custom",
+        },
       });
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers["access-control-allow-origin"], "*");
       const methods = String(res.headers["access-control-allow-methods"]).split(/,\s*/);
-      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) assert.ok(methods.includes(method), method);
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+        assert.ok(methods.includes(method), method);
       assert.equal(res.headers["access-control-allow-headers"], "authorization, x-custom");
     });
   });
@@ -435,7 +518,11 @@ describe("instance statistics", () => {
 
     await createUser(server.ctx, "unconfirmed_user", { confirmed: false });
     const suspended = await createUser(server.ctx, "suspended_user");
-    await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", suspended.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: new Date().toISOString() })
+      .where("id", "=", suspended.account.id)
+      .execute();
     await createUser(server.ctx, "dave");
 
     for (let i = 0; i < 3; i++) await insertStatus(server.ctx, accounts.alice.account.id);
@@ -538,7 +625,13 @@ describe("GET /api/v1/instance/peers on a fresh server", () => {
   test("lists the domains of known remote accounts, sorted and without duplicates", async () => {
     assert.deepEqual((await get(server.app, "/api/v1/instance/peers")).json(), []);
     await createUser(server.ctx, "local_only");
-    for (const [username, domain] of [["z", "zulu.example"], ["a", "alpha.example"], ["m", "mike.example"], ["a2", "alpha.example"], ["b", "bravo.example"]]) {
+    for (const [username, domain] of [
+      ["z", "zulu.example"],
+      ["a", "alpha.example"],
+      ["m", "mike.example"],
+      ["a2", "alpha.example"],
+      ["b", "bravo.example"],
+    ]) {
       await createRemoteAccount(server.ctx, username, domain);
     }
     const res = await get(server.app, "/api/v1/instance/peers");
@@ -575,7 +668,11 @@ describe("GET /api/v1/instance/activity counts", () => {
     await insertStatus(server.ctx, users.carol.account.id, { createdAt: tenDaysAgo });
     await insertStatus(server.ctx, users.carol.account.id, { createdAt: new Date(now.getTime() - 100 * DAY_MS) });
     // Registrations: carol registered fifty days ago, the other four now.
-    await server.ctx.db.kysely.updateTable("users").set({ created_at: fiftyDaysAgo.toISOString() }).where("id", "=", users.carol.user.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("users")
+      .set({ created_at: fiftyDaysAgo.toISOString() })
+      .where("id", "=", users.carol.user.id)
+      .execute();
     // Logins: alice and bob use their tokens now (alice twice).
     await get(server.app, "/api/v1/accounts/verify_credentials", users.alice.token);
     await get(server.app, "/api/v1/accounts/verify_credentials", users.bob.token);
@@ -584,17 +681,26 @@ describe("GET /api/v1/instance/activity counts", () => {
     let weeks = (await get(server.app, "/api/v1/instance/activity")).json() as Week[];
     const thisWeek = weekHolding(weeks, now);
     assert.equal(thisWeek, weeks[0], "the current week comes first");
-    assert.deepEqual({ statuses: thisWeek.statuses, registrations: thisWeek.registrations, logins: thisWeek.logins }, { statuses: "2", registrations: "4", logins: "2" });
+    assert.deepEqual(
+      { statuses: thisWeek.statuses, registrations: thisWeek.registrations, logins: thisWeek.logins },
+      { statuses: "2", registrations: "4", logins: "2" },
+    );
     const earlier = weekHolding(weeks, tenDaysAgo);
     assert.notEqual(earlier, thisWeek);
-    assert.deepEqual({ statuses: earlier.statuses, registrations: earlier.registrations, logins: earlier.logins }, { statuses: "2", registrations: "0", logins: "0" });
+    assert.deepEqual(
+      { statuses: earlier.statuses, registrations: earlier.registrations, logins: earlier.logins },
+      { statuses: "2", registrations: "0", logins: "0" },
+    );
     assert.equal(weekHolding(weeks, fiftyDaysAgo).registrations, "1");
 
     // Lucy was active on the first two days of that earlier week: one login for the week.
     const earlierStart = Number(earlier.week) * 1000;
     for (const offset of [0, 1]) {
       const day = new Date(earlierStart + offset * DAY_MS).toISOString().slice(0, 10);
-      await server.ctx.db.kysely.insertInto("user_activity_days").values({ user_id: users.lucy.user.id, day }).execute();
+      await server.ctx.db.kysely
+        .insertInto("user_activity_days")
+        .values({ user_id: users.lucy.user.id, day })
+        .execute();
     }
     weeks = (await get(server.app, "/api/v1/instance/activity")).json() as Week[];
     assert.equal(weekHolding(weeks, tenDaysAgo).logins, "1", "a user active on two days of a week is one login");
@@ -609,11 +715,24 @@ describe("GET /api/v1/custom_emojis", () => {
   let server: TestServer;
   before(async () => {
     server = await createTestServer();
-    await createCustomEmoji(server, "blobcat", { imageFile: "custom_emojis/images/blobcat.png", imageStaticFile: "custom_emojis/static/blobcat.png", category: "Blobs" });
-    await createCustomEmoji(server, "aaa_hidden", { imageFile: "custom_emojis/images/aaa_hidden.gif", visibleInPicker: false });
+    await createCustomEmoji(server, "blobcat", {
+      imageFile: "custom_emojis/images/blobcat.png",
+      imageStaticFile: "custom_emojis/static/blobcat.png",
+      category: "Blobs",
+    });
+    await createCustomEmoji(server, "aaa_hidden", {
+      imageFile: "custom_emojis/images/aaa_hidden.gif",
+      visibleInPicker: false,
+    });
     await createCustomEmoji(server, "gone", { imageFile: "custom_emojis/images/gone.png", disabled: true });
-    await createCustomEmoji(server, "blobcat", { domain: "remote.example", imageRemoteUrl: "https://remote.example/emoji/blobcat.png" });
-    await createCustomEmoji(server, "remote_only", { domain: "remote.example", imageRemoteUrl: "https://remote.example/emoji/remote_only.png" });
+    await createCustomEmoji(server, "blobcat", {
+      domain: "remote.example",
+      imageRemoteUrl: "https://remote.example/emoji/blobcat.png",
+    });
+    await createCustomEmoji(server, "remote_only", {
+      domain: "remote.example",
+      imageRemoteUrl: "https://remote.example/emoji/remote_only.png",
+    });
   });
   after(() => server.close());
 
@@ -646,7 +765,6 @@ describe("GET /api/v1/custom_emojis", () => {
     for (const emoji of body) assert.deepEqual(validateSchema("CustomEmoji", emoji), [], emoji.shortcode);
     assert.deepEqual(validateResponse("get", "/api/v1/custom_emojis", body), []);
   });
-
 });
 
 describe("NodeInfo, health and default images", () => {
@@ -684,7 +802,10 @@ describe("NodeInfo, health and default images", () => {
 
     const res = await get(server.app, "/nodeinfo/2.0");
     assert.equal(res.statusCode, 200);
-    assert.equal(res.headers["content-type"], 'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.0#"; charset=utf-8');
+    assert.equal(
+      res.headers["content-type"],
+      'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.0#"; charset=utf-8',
+    );
     assert.equal(res.headers["access-control-allow-origin"], "*");
     assert.deepEqual(res.json(), {
       version: "2.0",
@@ -701,7 +822,10 @@ describe("NodeInfo, health and default images", () => {
   test("/nodeinfo/2.1 adds the repository and homepage", async () => {
     const res = await get(server.app, "/nodeinfo/2.1");
     assert.equal(res.statusCode, 200);
-    assert.equal(res.headers["content-type"], 'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.1#"; charset=utf-8');
+    assert.equal(
+      res.headers["content-type"],
+      'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.1#"; charset=utf-8',
+    );
     const body = res.json();
     assert.equal(body.version, "2.1");
     assert.deepEqual(body.software, {
@@ -715,10 +839,18 @@ describe("NodeInfo, health and default images", () => {
   });
 
   test("openRegistrations follows registrations_mode", async () => {
-    for (const [mode, open] of [["open", true], ["approved", true], ["none", false]] as const) {
+    for (const [mode, open] of [
+      ["open", true],
+      ["approved", true],
+      ["none", false],
+    ] as const) {
       await saveSetting(server.ctx.db.kysely, "registrations_mode", mode);
       for (const version of ["2.0", "2.1"]) {
-        assert.equal((await get(server.app, `/nodeinfo/${version}`)).json().openRegistrations, open, `${mode} ${version}`);
+        assert.equal(
+          (await get(server.app, `/nodeinfo/${version}`)).json().openRegistrations,
+          open,
+          `${mode} ${version}`,
+        );
       }
     }
   });
@@ -764,12 +896,20 @@ describe("instance endpoints with DISALLOW_UNAUTHENTICATED_API_ACCESS", () => {
   after(() => server.close());
 
   test("other optional-token endpoints refuse anonymous callers", async () => {
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/test_optional")), [401, "This API requires an authenticated user"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/test_optional")), [
+      401,
+      "This API requires an authenticated user",
+    ]);
     assert.equal((await get(server.app, "/api/v1/test_optional", accounts.alice.token)).statusCode, 200);
   });
 
   test("instance metadata and custom emoji stay public", async () => {
-    for (const path of [...PUBLIC_INSTANCE_PATHS, "/api/v1/instance/peers", "/api/v1/instance/activity", "/nodeinfo/2.0"]) {
+    for (const path of [
+      ...PUBLIC_INSTANCE_PATHS,
+      "/api/v1/instance/peers",
+      "/api/v1/instance/activity",
+      "/nodeinfo/2.0",
+    ]) {
       const res = await get(server.app, path);
       assert.equal(res.statusCode, 200, `${path}: ${res.body}`);
     }
@@ -800,21 +940,38 @@ describe("instance endpoints in limited federation mode", () => {
   });
 
   test("peers: 401 for anonymous callers and app tokens, 404 for users", async () => {
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/peers")), [401, "This API requires an authenticated user"]);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/peers", await appToken(server.ctx, "read"))), [401, "This API requires an authenticated user"]);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/peers", accounts.alice.token)), [404, "Not Found"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/peers")), [
+      401,
+      "This API requires an authenticated user",
+    ]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/peers", await appToken(server.ctx, "read"))), [
+      401,
+      "This API requires an authenticated user",
+    ]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/peers", accounts.alice.token)), [
+      404,
+      "Not Found",
+    ]);
   });
 
   test("activity: 401 for anonymous callers, 404 for users", async () => {
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/activity")), [401, "This API requires an authenticated user"]);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/activity", accounts.alice.token)), [404, "Not Found"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/activity")), [
+      401,
+      "This API requires an authenticated user",
+    ]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/instance/activity", accounts.alice.token)), [
+      404,
+      "Not Found",
+    ]);
   });
 });
 
 describe("instance URLs without HTTPS", () => {
   let server: TestServer;
   before(async () => {
-    server = await createTestServer({ env: { LOCAL_DOMAIN: "rookery.test", WEB_DOMAIN: "social.rookery.test", LOCAL_HTTPS: "false" } });
+    server = await createTestServer({
+      env: { LOCAL_DOMAIN: "rookery.test", WEB_DOMAIN: "social.rookery.test", LOCAL_HTTPS: "false" },
+    });
   });
   after(() => server.close());
 

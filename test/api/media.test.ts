@@ -44,7 +44,14 @@ async function jpeg(width: number, height: number, orientation?: number): Promis
 }
 
 async function png(width: number, height: number, alpha: boolean): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: alpha ? 4 : 3, background: alpha ? { r: 10, g: 200, b: 30, alpha: 0.5 } : { r: 10, g: 200, b: 30 } } })
+  return sharp({
+    create: {
+      width,
+      height,
+      channels: alpha ? 4 : 3,
+      background: alpha ? { r: 10, g: 200, b: 30, alpha: 0.5 } : { r: 10, g: 200, b: 30 },
+    },
+  })
     .png()
     .toBuffer();
 }
@@ -64,19 +71,45 @@ describe("media attachments", () => {
   });
   after(() => server.close());
 
-  const uploadRes = (token: string | undefined, parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>, version = "v2") => {
+  const uploadRes = (
+    token: string | undefined,
+    parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>,
+    version = "v2",
+  ) => {
     const { body, contentType } = multipartBody(parts);
-    return request(server.app, "POST", `/api/${version}/media`, { token, body, headers: { "content-type": contentType } });
+    return request(server.app, "POST", `/api/${version}/media`, {
+      token,
+      body,
+      headers: { "content-type": contentType },
+    });
   };
-  const upload = async (file: Buffer, extra: Record<string, string> = {}, version = "v2", token = a.alice.token): Promise<MediaAttachment> => {
-    const res = await uploadRes(token, [{ name: "file", value: file, filename: "upload.bin", type: "application/octet-stream" }, ...Object.entries(extra).map(([name, value]) => ({ name, value }))], version);
+  const upload = async (
+    file: Buffer,
+    extra: Record<string, string> = {},
+    version = "v2",
+    token = a.alice.token,
+  ): Promise<MediaAttachment> => {
+    const res = await uploadRes(
+      token,
+      [
+        { name: "file", value: file, filename: "upload.bin", type: "application/octet-stream" },
+        ...Object.entries(extra).map(([name, value]) => ({ name, value })),
+      ],
+      version,
+    );
     assert.equal(res.statusCode, 200, res.body);
     return res.json<MediaAttachment>();
   };
   const fetchFile = async (url: string | null): Promise<LightMyRequestResponse> => get(server.app, pathOf(url));
   const dimensions = async (data: Buffer) => {
     const meta = await sharp(data).metadata();
-    return { width: meta.width, height: meta.height, format: meta.format, orientation: meta.orientation, exif: meta.exif };
+    return {
+      width: meta.width,
+      height: meta.height,
+      format: meta.format,
+      orientation: meta.orientation,
+      exif: meta.exif,
+    };
   };
 
   for (const version of ["v1", "v2"]) {
@@ -84,8 +117,14 @@ describe("media attachments", () => {
       const media = await upload(await jpeg(320, 240), {}, version);
       assert.match(media.id, /^\d+$/);
       assert.equal(media.type, "image");
-      assert.match(String(media.url), /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/original\/[0-9a-f]+\.jpg$/);
-      assert.match(String(media.preview_url), /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/small\/[0-9a-f]+\.(jpg|png)$/);
+      assert.match(
+        String(media.url),
+        /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/original\/[0-9a-f]+\.jpg$/,
+      );
+      assert.match(
+        String(media.preview_url),
+        /^https:\/\/rookery\.test\/system\/media_attachments\/files\/\d+\/small\/[0-9a-f]+\.(jpg|png)$/,
+      );
       assert.equal(media.remote_url, null);
       assert.equal(media.description, null);
       assert.deepEqual(media.meta.original, { width: 320, height: 240, size: "320x240", aspect: 320 / 240 });
@@ -95,7 +134,11 @@ describe("media attachments", () => {
       const original = await fetchFile(media.url);
       assert.equal(original.statusCode, 200);
       assert.equal(original.headers["content-type"], "image/jpeg");
-      assert.deepEqual(await dimensions(original.rawPayload).then((d) => [d.format, d.width, d.height]), ["jpeg", 320, 240]);
+      assert.deepEqual(await dimensions(original.rawPayload).then((d) => [d.format, d.width, d.height]), [
+        "jpeg",
+        320,
+        240,
+      ]);
       const preview = await fetchFile(media.preview_url);
       assert.equal(preview.statusCode, 200);
       assert.match(String(preview.headers["content-type"]), /^image\/(jpeg|png)$/);
@@ -103,7 +146,10 @@ describe("media attachments", () => {
   }
 
   test("the attachment matches the OpenAPI schema", { skip: openApiSkip }, async () => {
-    assert.deepEqual(validateSchema("MediaAttachment", await upload(await jpeg(64, 48), { description: "schema", focus: "0.1,0.2" })), []);
+    assert.deepEqual(
+      validateSchema("MediaAttachment", await upload(await jpeg(64, 48), { description: "schema", focus: "0.1,0.2" })),
+      [],
+    );
   });
 
   test("a large image gets a preview of at most 640×360 pixels with the same aspect ratio (never cropped)", async () => {
@@ -190,29 +236,62 @@ describe("media attachments", () => {
       { value: (await jpeg(50, 50)).subarray(0, 20), filename: "truncated.jpg", type: "image/jpeg" },
     ];
     for (const file of cases) {
-      assert.deepEqual(errorOf(await uploadRes(a.alice.token, [{ name: "file", ...file }])), [422, NOT_VERIFIED], file.filename);
+      assert.deepEqual(
+        errorOf(await uploadRes(a.alice.token, [{ name: "file", ...file }])),
+        [422, NOT_VERIFIED],
+        file.filename,
+      );
     }
-    assert.deepEqual(errorOf(await uploadRes(a.alice.token, [{ name: "file", value: "a text field" }])), [422, NOT_VERIFIED]);
+    assert.deepEqual(errorOf(await uploadRes(a.alice.token, [{ name: "file", value: "a text field" }])), [
+      422,
+      NOT_VERIFIED,
+    ]);
   });
 
   test("a missing file is 400", async () => {
     const [code, error] = errorOf(await uploadRes(a.alice.token, [{ name: "description", value: "no file" }]));
     assert.equal(code, 400);
     assert.match(error, /file/);
-    assert.equal((await request(server.app, "POST", "/api/v2/media", { token: a.alice.token, json: {} })).statusCode, 400);
+    assert.equal(
+      (await request(server.app, "POST", "/api/v2/media", { token: a.alice.token, json: {} })).statusCode,
+      400,
+    );
   });
 
   test("uploads need a user token with write:media", async () => {
     const file = await jpeg(20, 20);
     assert.equal((await uploadRes(undefined, [{ name: "file", value: file, filename: "a.jpg" }])).statusCode, 401);
-    assert.deepEqual(errorOf(await uploadRes(await appToken(server.ctx), [{ name: "file", value: file, filename: "a.jpg" }])), [422, "This method requires an authenticated user"]);
-    assert.deepEqual(errorOf(await uploadRes(await tokenFor(server.ctx, a.bob, "read write:statuses"), [{ name: "file", value: file, filename: "a.jpg" }])), [403, "This action is outside the authorized scopes"]);
-    assert.equal((await uploadRes(await tokenFor(server.ctx, a.bob, "write:media"), [{ name: "file", value: file, filename: "a.jpg" }])).statusCode, 200);
+    assert.deepEqual(
+      errorOf(await uploadRes(await appToken(server.ctx), [{ name: "file", value: file, filename: "a.jpg" }])),
+      [422, "This method requires an authenticated user"],
+    );
+    assert.deepEqual(
+      errorOf(
+        await uploadRes(await tokenFor(server.ctx, a.bob, "read write:statuses"), [
+          { name: "file", value: file, filename: "a.jpg" },
+        ]),
+      ),
+      [403, "This action is outside the authorized scopes"],
+    );
+    assert.equal(
+      (
+        await uploadRes(await tokenFor(server.ctx, a.bob, "write:media"), [
+          { name: "file", value: file, filename: "a.jpg" },
+        ])
+      ).statusCode,
+      200,
+    );
   });
 
   test("uploads from clients not on this machine carry the media rate limit (30 per 30 minutes)", async () => {
     const { body, contentType } = multipartBody([{ name: "file", value: await jpeg(20, 20), filename: "a.jpg" }]);
-    const res = await server.app.inject({ method: "POST", url: "/api/v2/media", payload: body, headers: { authorization: `Bearer ${a.carol.token}`, "content-type": contentType }, remoteAddress: "198.51.100.4" });
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/api/v2/media",
+      payload: body,
+      headers: { authorization: `Bearer ${a.carol.token}`, "content-type": contentType },
+      remoteAddress: "198.51.100.4",
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers["x-ratelimit-limit"], "30");
     assert.equal(res.headers["x-ratelimit-remaining"], "29");
@@ -224,26 +303,65 @@ describe("media attachments", () => {
       const res = await get(server.app, `/api/v1/media/${media.id}`, a.alice.token);
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), media);
-      const put = await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, form: { description: "Updated", focus: "-0.5,0.5" } });
+      const put = await request(server.app, "PUT", `/api/v1/media/${media.id}`, {
+        token: a.alice.token,
+        form: { description: "Updated", focus: "-0.5,0.5" },
+      });
       assert.equal(put.statusCode, 200, put.body);
       assert.equal(put.json<MediaAttachment>().description, "Updated");
       assert.deepEqual(put.json<MediaAttachment>().meta.focus, { x: -0.5, y: 0.5 });
       assert.deepEqual(put.json<MediaAttachment>().meta.original, media.meta.original);
-      const again = await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { focus: "0.25,0.75" } });
+      const again = await request(server.app, "PUT", `/api/v1/media/${media.id}`, {
+        token: a.alice.token,
+        json: { focus: "0.25,0.75" },
+      });
       assert.equal(again.json<MediaAttachment>().description, "Updated", "an absent description is kept");
       assert.deepEqual(again.json<MediaAttachment>().meta.focus, { x: 0.25, y: 0.75 });
-      assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { description: "x".repeat(1501) } })).statusCode, 422);
-      assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { focus: "3,3" } })).statusCode, 422);
-      assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json<MediaAttachment>().description, "Updated");
+      assert.equal(
+        (
+          await request(server.app, "PUT", `/api/v1/media/${media.id}`, {
+            token: a.alice.token,
+            json: { description: "x".repeat(1501) },
+          })
+        ).statusCode,
+        422,
+      );
+      assert.equal(
+        (
+          await request(server.app, "PUT", `/api/v1/media/${media.id}`, {
+            token: a.alice.token,
+            json: { focus: "3,3" },
+          })
+        ).statusCode,
+        422,
+      );
+      assert.equal(
+        (await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json<MediaAttachment>().description,
+        "Updated",
+      );
     });
 
     test("once attached: GET and PUT are 404, DELETE is 422", async () => {
       const media = await upload(await jpeg(30, 30));
-      const status = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { media_ids: [media.id] } });
+      const status = await request(server.app, "POST", "/api/v1/statuses", {
+        token: a.alice.token,
+        json: { media_ids: [media.id] },
+      });
       assert.equal(status.statusCode, 200);
       assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).statusCode, 404);
-      assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.alice.token, json: { description: "late" } })).statusCode, 404);
-      assert.deepEqual(errorOf(await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.alice.token })), [422, "Media attachment is currently used by a status"]);
+      assert.equal(
+        (
+          await request(server.app, "PUT", `/api/v1/media/${media.id}`, {
+            token: a.alice.token,
+            json: { description: "late" },
+          })
+        ).statusCode,
+        404,
+      );
+      assert.deepEqual(
+        errorOf(await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.alice.token })),
+        [422, "Media attachment is currently used by a status"],
+      );
       assert.equal((await fetchFile(media.url)).statusCode, 200);
     });
 
@@ -255,16 +373,41 @@ describe("media attachments", () => {
       assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).statusCode, 404);
       assert.equal((await fetchFile(media.url)).statusCode, 404);
       assert.equal((await fetchFile(media.preview_url)).statusCode, 404);
-      assert.equal((await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.alice.token })).statusCode, 404);
-      assert.equal((await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { media_ids: [media.id] } })).statusCode, 422);
+      assert.equal(
+        (await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.alice.token })).statusCode,
+        404,
+      );
+      assert.equal(
+        (
+          await request(server.app, "POST", "/api/v1/statuses", {
+            token: a.alice.token,
+            json: { media_ids: [media.id] },
+          })
+        ).statusCode,
+        422,
+      );
     });
 
     test("another user's media is 404 for GET, PUT and DELETE", async () => {
       const media = await upload(await jpeg(30, 30));
       assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.bob.token)).statusCode, 404);
-      assert.equal((await request(server.app, "PUT", `/api/v1/media/${media.id}`, { token: a.bob.token, json: { description: "mine now" } })).statusCode, 404);
-      assert.equal((await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.bob.token })).statusCode, 404);
-      assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json<MediaAttachment>().description, null);
+      assert.equal(
+        (
+          await request(server.app, "PUT", `/api/v1/media/${media.id}`, {
+            token: a.bob.token,
+            json: { description: "mine now" },
+          })
+        ).statusCode,
+        404,
+      );
+      assert.equal(
+        (await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.bob.token })).statusCode,
+        404,
+      );
+      assert.equal(
+        (await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).json<MediaAttachment>().description,
+        null,
+      );
       assert.equal((await get(server.app, "/api/v1/media/123", a.alice.token)).statusCode, 404);
       assert.equal((await get(server.app, "/api/v1/media/abc", a.alice.token)).statusCode, 404);
     });
@@ -274,7 +417,10 @@ describe("media attachments", () => {
     const loose = await upload(await jpeg(30, 30));
     const attached = await upload(await jpeg(30, 30));
     const reserved = await upload(await jpeg(30, 30));
-    const posted = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { status: "keep", media_ids: [attached.id] } });
+    const posted = await request(server.app, "POST", "/api/v1/statuses", {
+      token: a.alice.token,
+      json: { status: "keep", media_ids: [attached.id] },
+    });
     assert.equal(posted.statusCode, 200);
     const scheduled = await request(server.app, "POST", "/api/v1/statuses", {
       token: a.alice.token,
@@ -293,14 +439,23 @@ describe("media attachments", () => {
     assert.equal((await fetchFile(attached.url)).statusCode, 200);
     assert.equal((await fetchFile(reserved.url)).statusCode, 200);
     const status = (await get(server.app, `/api/v1/statuses/${posted.json<Status>().id}`)).json<Status>();
-    assert.deepEqual(status.media_attachments.map((m) => m.id), [attached.id]);
-    const remaining = await server.ctx.db.kysely.selectFrom("media_attachments").select("id").where("id", "in", [loose.id, attached.id, reserved.id]).execute();
+    assert.deepEqual(
+      status.media_attachments.map((m) => m.id),
+      [attached.id],
+    );
+    const remaining = await server.ctx.db.kysely
+      .selectFrom("media_attachments")
+      .select("id")
+      .where("id", "in", [loose.id, attached.id, reserved.id])
+      .execute();
     assert.deepEqual(remaining.map((r) => r.id).sort(), [attached.id, reserved.id].sort());
   });
 
   test("the media of a deleted status are freed, then cleaned up like any unattached upload", async () => {
     const media = await upload(await jpeg(30, 30));
-    const status = (await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { media_ids: [media.id] } })).json<Status>();
+    const status = (
+      await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, json: { media_ids: [media.id] } })
+    ).json<Status>();
     await request(server.app, "DELETE", `/api/v1/statuses/${status.id}`, { token: a.alice.token });
     assert.equal((await get(server.app, `/api/v1/media/${media.id}`, a.alice.token)).statusCode, 200);
     await new Promise((resolve) => setTimeout(resolve, 5));

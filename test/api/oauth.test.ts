@@ -2,12 +2,33 @@ import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { alertOf, Browser, cookieSetBy, decodeEntities, findForms, KIT_PASSWORD, locationOf, ORIGIN } from "../browser.ts";
-import { appToken, createTestServer, createUser, errorOf, get, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  alertOf,
+  Browser,
+  cookieSetBy,
+  decodeEntities,
+  findForms,
+  KIT_PASSWORD,
+  locationOf,
+  ORIGIN,
+} from "../browser.ts";
+import {
+  appToken,
+  createTestServer,
+  createUser,
+  errorOf,
+  get,
+  request,
+  standardAccounts,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
 
 const OOB = "urn:ietf:wg:oauth:2.0:oob";
-const INVALID_GRANT = "The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.";
-const INVALID_CLIENT = "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.";
+const INVALID_GRANT =
+  "The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.";
+const INVALID_CLIENT =
+  "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.";
 const INVALID_SCOPE = "The requested scope is invalid, unknown, or malformed.";
 const UNSUPPORTED_GRANT = "The authorization grant type is not supported by the authorization server.";
 
@@ -19,8 +40,15 @@ interface RegisteredApp {
   redirect_uris: string[];
 }
 
-async function registerApp(server: TestServer, name: string, redirectUris: string, scopes: string): Promise<RegisteredApp> {
-  const res = await request(server.app, "POST", "/api/v1/apps", { form: { client_name: name, redirect_uris: redirectUris, scopes } });
+async function registerApp(
+  server: TestServer,
+  name: string,
+  redirectUris: string,
+  scopes: string,
+): Promise<RegisteredApp> {
+  const res = await request(server.app, "POST", "/api/v1/apps", {
+    form: { client_name: name, redirect_uris: redirectUris, scopes },
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json();
 }
@@ -70,7 +98,12 @@ describe("authorization code flow (browser)", () => {
   before(async () => {
     server = await createTestServer();
     accounts = await standardAccounts(server.ctx);
-    phanpy = await registerApp(server, "Phanpy & Friends", `${REDIRECT}\nhttps://phanpy.example/alt?keep=1`, "read write follow push profile");
+    phanpy = await registerApp(
+      server,
+      "Phanpy & Friends",
+      `${REDIRECT}\nhttps://phanpy.example/alt?keep=1`,
+      "read write follow push profile",
+    );
     other = await registerApp(server, "Other", REDIRECT, "read write");
     native = await registerApp(server, "Native", OOB, "read write");
   });
@@ -85,15 +118,27 @@ describe("authorization code flow (browser)", () => {
   }
 
   /** Authorizes (approving the consent page when it shows) and returns the redirect's response. */
-  async function authorize(browser: Browser, params: Record<string, string | undefined>): Promise<LightMyRequestResponse> {
+  async function authorize(
+    browser: Browser,
+    params: Record<string, string | undefined>,
+  ): Promise<LightMyRequestResponse> {
     const page = await browser.get(authorizePath({ response_type: "code", ...params }));
     if (page.statusCode !== 200) return page;
     return browser.submit(page, (f) => f.action === "/oauth/authorize" && f.fields.decision === "approve");
   }
 
   /** A fresh authorization code for `app`. */
-  async function codeFor(browser: Browser, app: RegisteredApp, extra: Record<string, string | undefined> = {}): Promise<string> {
-    const res = await authorize(browser, { client_id: app.client_id, redirect_uri: app.redirect_uris[0], scope: "read", ...extra });
+  async function codeFor(
+    browser: Browser,
+    app: RegisteredApp,
+    extra: Record<string, string | undefined> = {},
+  ): Promise<string> {
+    const res = await authorize(browser, {
+      client_id: app.client_id,
+      redirect_uri: app.redirect_uris[0],
+      scope: "read",
+      ...extra,
+    });
     assert.equal(res.statusCode, 303, res.body);
     const code = locationOf(res).searchParams.get("code");
     assert.ok(code, `a code in ${res.headers.location}`);
@@ -102,14 +147,30 @@ describe("authorization code flow (browser)", () => {
 
   const exchange = (app: RegisteredApp, fields: Record<string, string | undefined>) =>
     request(server.app, "POST", "/oauth/token", {
-      form: Object.fromEntries(Object.entries({ grant_type: "authorization_code", client_id: app.client_id, client_secret: app.client_secret, redirect_uri: app.redirect_uris[0], ...fields }).filter(([, v]) => v !== undefined)) as Record<string, string>,
+      form: Object.fromEntries(
+        Object.entries({
+          grant_type: "authorization_code",
+          client_id: app.client_id,
+          client_secret: app.client_secret,
+          redirect_uri: app.redirect_uris[0],
+          ...fields,
+        }).filter(([, v]) => v !== undefined),
+      ) as Record<string, string>,
     });
 
   test("PKCE S256, step by step: sign in, consent, redirect with code and state, token exchange", async () => {
     const browser = new Browser(server.app);
     const { verifier, challenge } = pkce("S256");
     const state = "st4te with spaces & symbols/é";
-    const url = authorizePath({ response_type: "code", client_id: phanpy.client_id, redirect_uri: REDIRECT, scope: "read write", state, code_challenge: challenge, code_challenge_method: "S256" });
+    const url = authorizePath({
+      response_type: "code",
+      client_id: phanpy.client_id,
+      redirect_uri: REDIRECT,
+      scope: "read write",
+      state,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
 
     const anonymous = await browser.get(url);
     assert.equal(anonymous.statusCode, 303);
@@ -128,7 +189,10 @@ describe("authorization code flow (browser)", () => {
     assert.equal(form.fields.return_to, url);
     assert.ok(form.names.includes("email") && form.names.includes("password"));
 
-    const signIn = await browser.submit(signInPage, "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD });
+    const signIn = await browser.submit(signInPage, "/auth/sign_in", {
+      email: "alice@rookery.test",
+      password: KIT_PASSWORD,
+    });
     assert.equal(signIn.statusCode, 303);
     assert.equal(signIn.headers.location, url);
     const session = cookieSetBy(signIn, "_rookery_session");
@@ -153,7 +217,10 @@ describe("authorization code flow (browser)", () => {
     assert.ok(text.includes("Modify all your account's data") && text.includes("(write)"));
     assert.ok(!text.includes("(push)"), "only the requested scopes are listed");
     const forms = findForms(consent.body).filter((f) => f.action === "/oauth/authorize");
-    assert.deepEqual(forms.map((f) => f.fields.decision), ["approve", "deny"]);
+    assert.deepEqual(
+      forms.map((f) => f.fields.decision),
+      ["approve", "deny"],
+    );
     assert.equal(forms[0].fields.state, state);
     assert.equal(forms[0].fields.code_challenge, challenge);
     assert.equal(forms[0].fields.authenticity_token, browser.cookies.get("_rookery_csrf"));
@@ -180,7 +247,14 @@ describe("authorization code flow (browser)", () => {
     const s1 = pkce();
     const code1 = await codeFor(browser, phanpy, { code_challenge: s1.challenge, code_challenge_method: "S256" });
     const json = await request(server.app, "POST", "/oauth/token", {
-      json: { grant_type: "authorization_code", code: code1, client_id: phanpy.client_id, client_secret: phanpy.client_secret, redirect_uri: REDIRECT, code_verifier: s1.verifier },
+      json: {
+        grant_type: "authorization_code",
+        code: code1,
+        client_id: phanpy.client_id,
+        client_secret: phanpy.client_secret,
+        redirect_uri: REDIRECT,
+        code_verifier: s1.verifier,
+      },
     });
     const fromJson = tokenShape(json);
     assert.equal(fromJson.scope, "read");
@@ -194,18 +268,32 @@ describe("authorization code flow (browser)", () => {
     });
     const fromBasic = tokenShape(res);
     assert.notEqual(fromBasic.access_token, fromJson.access_token);
-    assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", fromBasic.access_token)).json().username, "bob");
+    assert.equal(
+      (await get(server.app, "/api/v1/accounts/verify_credentials", fromBasic.access_token)).json().username,
+      "bob",
+    );
   });
 
   test("PKCE plain", async () => {
     const browser = await signedIn("carol@rookery.test");
     const { verifier } = pkce("plain");
     const code = await codeFor(browser, phanpy, { code_challenge: verifier, code_challenge_method: "plain" });
-    const grant = await server.ctx.db.kysely.selectFrom("oauth_access_grants").selectAll().where("code_digest", "=", digest(code)).executeTakeFirstOrThrow();
+    const grant = await server.ctx.db.kysely
+      .selectFrom("oauth_access_grants")
+      .selectAll()
+      .where("code_digest", "=", digest(code))
+      .executeTakeFirstOrThrow();
     assert.equal(grant.code_challenge_method, "plain");
-    assert.deepEqual(oauthError(await exchange(phanpy, { code, code_verifier: `${verifier}x` })), [400, "invalid_grant", INVALID_GRANT]);
+    assert.deepEqual(oauthError(await exchange(phanpy, { code, code_verifier: `${verifier}x` })), [
+      400,
+      "invalid_grant",
+      INVALID_GRANT,
+    ]);
     const token = tokenShape(await exchange(phanpy, { code, code_verifier: verifier }));
-    assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", token.access_token)).json().username, "carol");
+    assert.equal(
+      (await get(server.app, "/api/v1/accounts/verify_credentials", token.access_token)).json().username,
+      "carol",
+    );
   });
 
   test("without PKCE a code exchanges without a verifier", async () => {
@@ -219,7 +307,10 @@ describe("authorization code flow (browser)", () => {
     const browser = await signedIn("alice@rookery.test");
     const challenged = async () => {
       const s = pkce();
-      return { ...s, code: await codeFor(browser, phanpy, { code_challenge: s.challenge, code_challenge_method: "S256" }) };
+      return {
+        ...s,
+        code: await codeFor(browser, phanpy, { code_challenge: s.challenge, code_challenge_method: "S256" }),
+      };
     };
     const expectInvalid = async (res: LightMyRequestResponse, label: string) => {
       assert.deepEqual(oauthError(res), [400, "invalid_grant", INVALID_GRANT], label);
@@ -238,24 +329,52 @@ describe("authorization code flow (browser)", () => {
     await expectInvalid(await exchange(phanpy, { code: reused.code, code_verifier: reused.verifier }), "reused code");
 
     const redirect = await challenged();
-    await expectInvalid(await exchange(phanpy, { code: redirect.code, code_verifier: redirect.verifier, redirect_uri: "https://phanpy.example/alt?keep=1" }), "other registered redirect_uri");
-    await expectInvalid(await exchange(phanpy, { code: redirect.code, code_verifier: redirect.verifier, redirect_uri: undefined }), "no redirect_uri");
+    await expectInvalid(
+      await exchange(phanpy, {
+        code: redirect.code,
+        code_verifier: redirect.verifier,
+        redirect_uri: "https://phanpy.example/alt?keep=1",
+      }),
+      "other registered redirect_uri",
+    );
+    await expectInvalid(
+      await exchange(phanpy, { code: redirect.code, code_verifier: redirect.verifier, redirect_uri: undefined }),
+      "no redirect_uri",
+    );
 
     const stolen = await challenged();
-    await expectInvalid(await exchange(other, { code: stolen.code, code_verifier: stolen.verifier }), "another client's code");
+    await expectInvalid(
+      await exchange(other, { code: stolen.code, code_verifier: stolen.verifier }),
+      "another client's code",
+    );
 
     const expired = await challenged();
-    await server.ctx.db.kysely.updateTable("oauth_access_grants").set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where("code_digest", "=", digest(expired.code)).execute();
-    await expectInvalid(await exchange(phanpy, { code: expired.code, code_verifier: expired.verifier }), "expired code");
+    await server.ctx.db.kysely
+      .updateTable("oauth_access_grants")
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where("code_digest", "=", digest(expired.code))
+      .execute();
+    await expectInvalid(
+      await exchange(phanpy, { code: expired.code, code_verifier: expired.verifier }),
+      "expired code",
+    );
 
     await expectInvalid(await exchange(phanpy, { code: "no-such-code" }), "unknown code");
-    assert.deepEqual(oauthError(await exchange(phanpy, { code: undefined })), [400, "invalid_request", "Missing required parameter: code."]);
+    assert.deepEqual(oauthError(await exchange(phanpy, { code: undefined })), [
+      400,
+      "invalid_request",
+      "Missing required parameter: code.",
+    ]);
   });
 
   test("a code lives ten minutes", async () => {
     const browser = await signedIn("alice@rookery.test");
     const code = await codeFor(browser, phanpy);
-    const grant = await server.ctx.db.kysely.selectFrom("oauth_access_grants").selectAll().where("code_digest", "=", digest(code)).executeTakeFirstOrThrow();
+    const grant = await server.ctx.db.kysely
+      .selectFrom("oauth_access_grants")
+      .selectAll()
+      .where("code_digest", "=", digest(code))
+      .executeTakeFirstOrThrow();
     assert.equal(Date.parse(grant.expires_at) - Date.parse(grant.created_at), 10 * 60 * 1000);
     assert.equal(grant.user_id, accounts.alice.user.id);
     assert.equal(grant.redirect_uri, REDIRECT);
@@ -264,7 +383,15 @@ describe("authorization code flow (browser)", () => {
   test("deny redirects with error=access_denied and the state", async () => {
     const browser = await signedIn("bob@rookery.test");
     const state = `deny-me"><script>alert(1)</script>`;
-    const page = await browser.get(authorizePath({ response_type: "code", client_id: other.client_id, redirect_uri: REDIRECT, scope: "read write", state }));
+    const page = await browser.get(
+      authorizePath({
+        response_type: "code",
+        client_id: other.client_id,
+        redirect_uri: REDIRECT,
+        scope: "read write",
+        state,
+      }),
+    );
     assert.equal(page.statusCode, 200);
     assert.doesNotMatch(page.body, /<script/i, "the state is escaped in the consent forms");
     const res = await browser.submit(page, (f) => f.fields.decision === "deny");
@@ -272,14 +399,22 @@ describe("authorization code flow (browser)", () => {
     const location = locationOf(res);
     assert.equal(`${location.origin}${location.pathname}`, REDIRECT);
     assert.equal(location.searchParams.get("error"), "access_denied");
-    assert.equal(location.searchParams.get("error_description"), "The resource owner or authorization server denied the request.");
+    assert.equal(
+      location.searchParams.get("error_description"),
+      "The resource owner or authorization server denied the request.",
+    );
     assert.equal(location.searchParams.get("state"), state);
     assert.equal(location.searchParams.get("code"), null);
   });
 
   test("a redirect URI with its own query keeps it", async () => {
     const browser = await signedIn("bob@rookery.test");
-    const res = await authorize(browser, { client_id: phanpy.client_id, redirect_uri: "https://phanpy.example/alt?keep=1", scope: "read", state: "s" });
+    const res = await authorize(browser, {
+      client_id: phanpy.client_id,
+      redirect_uri: "https://phanpy.example/alt?keep=1",
+      scope: "read",
+      state: "s",
+    });
     const location = locationOf(res);
     assert.equal(location.pathname, "/alt");
     assert.equal(location.searchParams.get("keep"), "1");
@@ -290,7 +425,16 @@ describe("authorization code flow (browser)", () => {
   test("out-of-band redirect: the code is shown on a page and exchanges", async () => {
     const browser = await signedIn("carol@rookery.test");
     const { verifier, challenge } = pkce();
-    const page = await browser.get(authorizePath({ response_type: "code", client_id: native.client_id, redirect_uri: OOB, scope: "read write", code_challenge: challenge, code_challenge_method: "S256" }));
+    const page = await browser.get(
+      authorizePath({
+        response_type: "code",
+        client_id: native.client_id,
+        redirect_uri: OOB,
+        scope: "read write",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      }),
+    );
     assert.equal(page.statusCode, 200);
     const res = await browser.submit(page, (f) => f.fields.decision === "approve");
     assert.equal(res.statusCode, 303);
@@ -306,7 +450,10 @@ describe("authorization code flow (browser)", () => {
     assert.equal(displayed, code);
     const token = tokenShape(await exchange(native, { code: displayed, code_verifier: verifier, redirect_uri: OOB }));
     assert.equal(token.scope, "read write");
-    assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", token.access_token)).json().username, "carol");
+    assert.equal(
+      (await get(server.app, "/api/v1/accounts/verify_credentials", token.access_token)).json().username,
+      "carol",
+    );
   });
 
   test("the redirect URI may be left out when the app registered exactly one", async () => {
@@ -315,14 +462,24 @@ describe("authorization code flow (browser)", () => {
     assert.equal(res.statusCode, 303);
     assert.ok(res.headers.location!.startsWith(`${REDIRECT}?code=`), res.headers.location);
     assert.deepEqual([...locationOf(res).searchParams.keys()], ["code"], "no state when none was sent");
-    const ambiguous = await browser.get(authorizePath({ response_type: "code", client_id: phanpy.client_id, scope: "read" }));
+    const ambiguous = await browser.get(
+      authorizePath({ response_type: "code", client_id: phanpy.client_id, scope: "read" }),
+    );
     assert.equal(ambiguous.statusCode, 400);
     assert.equal(ambiguous.headers.location, undefined);
   });
 
   test("a scope the app did not register: redirect with error=invalid_scope", async () => {
     for (const browser of [new Browser(server.app), await signedIn("alice@rookery.test")]) {
-      const res = await browser.get(authorizePath({ response_type: "code", client_id: other.client_id, redirect_uri: REDIRECT, scope: "read push", state: "xy" }));
+      const res = await browser.get(
+        authorizePath({
+          response_type: "code",
+          client_id: other.client_id,
+          redirect_uri: REDIRECT,
+          scope: "read push",
+          state: "xy",
+        }),
+      );
       assert.equal(res.statusCode, 303);
       const location = locationOf(res);
       assert.equal(`${location.origin}${location.pathname}`, REDIRECT);
@@ -330,7 +487,14 @@ describe("authorization code flow (browser)", () => {
       assert.equal(location.searchParams.get("error_description"), INVALID_SCOPE);
       assert.equal(location.searchParams.get("state"), "xy");
     }
-    const unknown = await new Browser(server.app).get(authorizePath({ response_type: "code", client_id: other.client_id, redirect_uri: REDIRECT, scope: "read:everything" }));
+    const unknown = await new Browser(server.app).get(
+      authorizePath({
+        response_type: "code",
+        client_id: other.client_id,
+        redirect_uri: REDIRECT,
+        scope: "read:everything",
+      }),
+    );
     assert.equal(locationOf(unknown).searchParams.get("error"), "invalid_scope");
   });
 
@@ -339,9 +503,25 @@ describe("authorization code flow (browser)", () => {
     const cases = [
       authorizePath({ response_type: "code", client_id: "nope", redirect_uri: REDIRECT, scope: "read" }),
       authorizePath({ response_type: "code", redirect_uri: REDIRECT, scope: "read" }),
-      authorizePath({ response_type: "code", client_id: phanpy.client_id, redirect_uri: "https://evil.example/steal", scope: "read", state: "s" }),
-      authorizePath({ response_type: "code", client_id: phanpy.client_id, redirect_uri: `${REDIRECT}/`, scope: "read" }),
-      authorizePath({ response_type: "token", client_id: phanpy.client_id, redirect_uri: "https://evil.example/steal", scope: "read" }),
+      authorizePath({
+        response_type: "code",
+        client_id: phanpy.client_id,
+        redirect_uri: "https://evil.example/steal",
+        scope: "read",
+        state: "s",
+      }),
+      authorizePath({
+        response_type: "code",
+        client_id: phanpy.client_id,
+        redirect_uri: `${REDIRECT}/`,
+        scope: "read",
+      }),
+      authorizePath({
+        response_type: "token",
+        client_id: phanpy.client_id,
+        redirect_uri: "https://evil.example/steal",
+        scope: "read",
+      }),
     ];
     for (const url of cases) {
       const res = await browser.get(url);
@@ -353,14 +533,20 @@ describe("authorization code flow (browser)", () => {
     }
     assert.equal(alertOf((await browser.get(cases[0])).body), INVALID_CLIENT);
     assert.equal(alertOf((await browser.get(cases[2])).body), "The redirect URI included is not valid.");
-    const grants = await server.ctx.db.kysely.selectFrom("oauth_access_grants").select("id").where("redirect_uri", "like", "%evil%").execute();
+    const grants = await server.ctx.db.kysely
+      .selectFrom("oauth_access_grants")
+      .select("id")
+      .where("redirect_uri", "like", "%evil%")
+      .execute();
     assert.equal(grants.length, 0);
   });
 
   test("response_type other than code: unsupported_response_type; bad PKCE method: invalid_request", async () => {
     const browser = await signedIn("alice@rookery.test");
     const errorFor = async (params: Record<string, string | undefined>) => {
-      const res = await browser.get(authorizePath({ client_id: phanpy.client_id, redirect_uri: REDIRECT, scope: "read", state: "z", ...params }));
+      const res = await browser.get(
+        authorizePath({ client_id: phanpy.client_id, redirect_uri: REDIRECT, scope: "read", state: "z", ...params }),
+      );
       assert.equal(res.statusCode, 303, JSON.stringify(params));
       const location = locationOf(res);
       assert.equal(`${location.origin}${location.pathname}`, REDIRECT);
@@ -371,13 +557,21 @@ describe("authorization code flow (browser)", () => {
     assert.equal(await errorFor({ response_type: "token" }), "unsupported_response_type");
     assert.equal(await errorFor({ response_type: undefined }), "unsupported_response_type");
     const { challenge } = pkce();
-    assert.equal(await errorFor({ response_type: "code", code_challenge: challenge, code_challenge_method: "S512" }), "invalid_request");
+    assert.equal(
+      await errorFor({ response_type: "code", code_challenge: challenge, code_challenge_method: "S512" }),
+      "invalid_request",
+    );
     assert.equal(await errorFor({ response_type: "code", code_challenge_method: "S256" }), "invalid_request");
-    assert.equal(await errorFor({ response_type: "code", code_challenge: "too-short", code_challenge_method: "S256" }), "invalid_request");
+    assert.equal(
+      await errorFor({ response_type: "code", code_challenge: "too-short", code_challenge_method: "S256" }),
+      "invalid_request",
+    );
   });
 
   test("an OOB app's errors are shown on a page, not redirected", async () => {
-    const res = await new Browser(server.app).get(authorizePath({ response_type: "code", client_id: native.client_id, redirect_uri: OOB, scope: "admin:read" }));
+    const res = await new Browser(server.app).get(
+      authorizePath({ response_type: "code", client_id: native.client_id, redirect_uri: OOB, scope: "admin:read" }),
+    );
     assert.equal(res.statusCode, 400);
     assert.equal(res.headers.location, undefined);
     assert.equal(alertOf(res.body), INVALID_SCOPE);
@@ -386,7 +580,13 @@ describe("authorization code flow (browser)", () => {
   test("a second authorization with the same scopes skips consent; force_login shows it again", async () => {
     const app = await registerApp(server, "Repeat", "https://repeat.example/cb", "read write");
     const browser = await signedIn("bob@rookery.test");
-    const params = { response_type: "code", client_id: app.client_id, redirect_uri: "https://repeat.example/cb", scope: "read write", state: "1" };
+    const params = {
+      response_type: "code",
+      client_id: app.client_id,
+      redirect_uri: "https://repeat.example/cb",
+      scope: "read write",
+      state: "1",
+    };
     const first = await browser.get(authorizePath(params));
     assert.equal(first.statusCode, 200, "consent the first time");
     const approved = await browser.submit(first, (f) => f.fields.decision === "approve");
@@ -412,7 +612,10 @@ describe("authorization code flow (browser)", () => {
       const forced = await browser.get(authorizePath({ ...params, force_login: force }));
       assert.equal(forced.statusCode, 200, `force_login=${force}`);
       assert.ok(findForms(forced.body).some((f) => f.fields.decision === "approve"));
-      assert.ok(findForms(forced.body).some((f) => f.action === "/auth/sign_out"), "offers to switch account");
+      assert.ok(
+        findForms(forced.body).some((f) => f.action === "/auth/sign_out"),
+        "offers to switch account",
+      );
     }
     const notForced = await browser.get(authorizePath({ ...params, force_login: "false" }));
     assert.equal(notForced.statusCode, 303);
@@ -426,30 +629,61 @@ describe("authorization code flow (browser)", () => {
     assert.equal(signInUrl.pathname, "/auth/sign_in");
     assert.equal(signInUrl.searchParams.get("return_to"), forcedUrl);
     const signInPage = await browser.follow(out);
-    const back = await browser.submit(signInPage, "/auth/sign_in", { email: "carol@rookery.test", password: KIT_PASSWORD });
+    const back = await browser.submit(signInPage, "/auth/sign_in", {
+      email: "carol@rookery.test",
+      password: KIT_PASSWORD,
+    });
     assert.equal(back.headers.location, forcedUrl);
     const carolConsent = await browser.follow(back);
     assert.equal(carolConsent.statusCode, 200);
     assert.ok(carolConsent.body.includes("@carol"));
-    const carolCode = locationOf(await browser.submit(carolConsent, (f) => f.fields.decision === "approve")).searchParams.get("code")!;
+    const carolCode = locationOf(
+      await browser.submit(carolConsent, (f) => f.fields.decision === "approve"),
+    ).searchParams.get("code")!;
     const carolToken = tokenShape(await exchange(app, { code: carolCode }));
-    assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", carolToken.access_token)).json().username, "carol");
+    assert.equal(
+      (await get(server.app, "/api/v1/accounts/verify_credentials", carolToken.access_token)).json().username,
+      "carol",
+    );
     const bobBrowser = await signedIn("bob@rookery.test");
 
     // Revoking the tokens brings consent back.
     assert.equal((await bobBrowser.get(authorizePath(params))).statusCode, 303);
-    await server.ctx.db.kysely.updateTable("oauth_access_tokens").set({ revoked_at: new Date().toISOString() }).where("application_id", "=", app.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("oauth_access_tokens")
+      .set({ revoked_at: new Date().toISOString() })
+      .where("application_id", "=", app.id)
+      .execute();
     assert.equal((await bobBrowser.get(authorizePath(params))).statusCode, 200);
   });
 
   test("approving without the CSRF token: 422 page and no code", async () => {
     const browser = await signedIn("carol@rookery.test");
-    const page = await browser.get(authorizePath({ response_type: "code", client_id: other.client_id, redirect_uri: REDIRECT, scope: "read write", state: "c" }));
+    const page = await browser.get(
+      authorizePath({
+        response_type: "code",
+        client_id: other.client_id,
+        redirect_uri: REDIRECT,
+        scope: "read write",
+        state: "c",
+      }),
+    );
     assert.equal(page.statusCode, 200);
     const countGrants = async () =>
-      Number((await server.ctx.db.kysely.selectFrom("oauth_access_grants").select((eb) => eb.fn.countAll<string>().as("n")).where("user_id", "=", accounts.carol.user.id).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await server.ctx.db.kysely
+            .selectFrom("oauth_access_grants")
+            .select((eb) => eb.fn.countAll<string>().as("n"))
+            .where("user_id", "=", accounts.carol.user.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const grants = await countGrants();
-    for (const [values, omit] of [[{}, ["authenticity_token"]], [{ authenticity_token: "x".repeat(43) }, []]] as const) {
+    for (const [values, omit] of [
+      [{}, ["authenticity_token"]],
+      [{ authenticity_token: "x".repeat(43) }, []],
+    ] as const) {
       const res = await browser.submit(page, (f) => f.fields.decision === "approve", values, [...omit]);
       assert.equal(res.statusCode, 422);
       assert.equal(res.headers.location, undefined);
@@ -465,7 +699,9 @@ describe("authorization code flow (browser)", () => {
 
   test("posting the consent form signed out goes to the sign-in page", async () => {
     const browser = await signedIn("carol@rookery.test");
-    const page = await browser.get(authorizePath({ response_type: "code", client_id: other.client_id, redirect_uri: REDIRECT, scope: "read write" }));
+    const page = await browser.get(
+      authorizePath({ response_type: "code", client_id: other.client_id, redirect_uri: REDIRECT, scope: "read write" }),
+    );
     browser.cookies.delete("_rookery_session");
     const res = await browser.submit(page, (f) => f.fields.decision === "approve");
     assert.equal(res.statusCode, 303);
@@ -474,7 +710,12 @@ describe("authorization code flow (browser)", () => {
 
   test("an unconfirmed user is asked to confirm the e-mail instead of consenting", async () => {
     await createUser(server.ctx, "unconfirmed", { confirmed: false });
-    const url = authorizePath({ response_type: "code", client_id: phanpy.client_id, redirect_uri: REDIRECT, scope: "read" });
+    const url = authorizePath({
+      response_type: "code",
+      client_id: phanpy.client_id,
+      redirect_uri: REDIRECT,
+      scope: "read",
+    });
     const browser = new Browser(server.app);
     const signIn = await browser.signIn("unconfirmed@rookery.test", KIT_PASSWORD, url);
     assert.equal(signIn.statusCode, 303);
@@ -500,7 +741,9 @@ describe("authorization code flow (browser)", () => {
   test("a pending user is told the account awaits approval", async () => {
     await createUser(server.ctx, "waiting", { approved: false });
     const browser = await signedIn("waiting@rookery.test");
-    const page = await browser.get(authorizePath({ response_type: "code", client_id: phanpy.client_id, redirect_uri: REDIRECT, scope: "read" }));
+    const page = await browser.get(
+      authorizePath({ response_type: "code", client_id: phanpy.client_id, redirect_uri: REDIRECT, scope: "read" }),
+    );
     assert.equal(page.statusCode, 403);
     assert.equal(alertOf(page.body), "Your account is waiting for a moderator's approval.");
   });
@@ -520,26 +763,39 @@ describe("POST /oauth/token (other grants) and errors", () => {
   });
   after(() => server.close());
 
-  const token = (fields: Record<string, string>, headers?: Record<string, string>) => request(server.app, "POST", "/oauth/token", { form: fields, headers });
+  const token = (fields: Record<string, string>, headers?: Record<string, string>) =>
+    request(server.app, "POST", "/oauth/token", { form: fields, headers });
   const creds = (app: RegisteredApp = client) => ({ client_id: app.client_id, client_secret: app.client_secret });
 
   test("client_credentials: an app token, default scope read", async () => {
     const body = tokenShape(await token({ grant_type: "client_credentials", ...creds() }));
     assert.equal(body.scope, "read");
-    const row = await server.ctx.db.kysely.selectFrom("oauth_access_tokens").selectAll().where("token_digest", "=", digest(body.access_token)).executeTakeFirstOrThrow();
+    const row = await server.ctx.db.kysely
+      .selectFrom("oauth_access_tokens")
+      .selectAll()
+      .where("token_digest", "=", digest(body.access_token))
+      .executeTakeFirstOrThrow();
     assert.equal(row.user_id, null);
     assert.equal(row.application_id, client.id);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", body.access_token)), [422, "This method requires an authenticated user"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", body.access_token)), [
+      422,
+      "This method requires an authenticated user",
+    ]);
     const app = await get(server.app, "/api/v1/apps/verify_credentials", body.access_token);
     assert.equal(app.statusCode, 200);
     assert.equal(app.json().id, client.id);
   });
 
   test("client_credentials with a scope subset, through JSON and Basic", async () => {
-    const json = await request(server.app, "POST", "/oauth/token", { json: { grant_type: "client_credentials", scope: "read write", ...creds() } });
+    const json = await request(server.app, "POST", "/oauth/token", {
+      json: { grant_type: "client_credentials", scope: "read write", ...creds() },
+    });
     assert.equal(tokenShape(json).scope, "read write");
     const basic = Buffer.from(`${client.client_id}:${client.client_secret}`).toString("base64");
-    const viaBasic = await token({ grant_type: "client_credentials", scope: "write" }, { authorization: `Basic ${basic}` });
+    const viaBasic = await token(
+      { grant_type: "client_credentials", scope: "write" },
+      { authorization: `Basic ${basic}` },
+    );
     assert.equal(tokenShape(viaBasic).scope, "write");
   });
 
@@ -551,20 +807,36 @@ describe("POST /oauth/token (other grants) and errors", () => {
   });
 
   test("password grant: username is the e-mail, case-insensitive", async () => {
-    const res = await token({ grant_type: "password", username: "ALICE@Rookery.TEST", password: KIT_PASSWORD, scope: "read write", ...creds() });
+    const res = await token({
+      grant_type: "password",
+      username: "ALICE@Rookery.TEST",
+      password: KIT_PASSWORD,
+      scope: "read write",
+      ...creds(),
+    });
     const body = tokenShape(res);
     assert.equal(body.scope, "read write");
     const me = await get(server.app, "/api/v1/accounts/verify_credentials", body.access_token);
     assert.equal(me.json().id, accounts.alice.account.id);
-    const defaulted = tokenShape(await token({ grant_type: "password", username: "bob@rookery.test", password: KIT_PASSWORD, ...creds() }));
+    const defaulted = tokenShape(
+      await token({ grant_type: "password", username: "bob@rookery.test", password: KIT_PASSWORD, ...creds() }),
+    );
     assert.equal(defaulted.scope, "read");
   });
 
   test("password grant: wrong password, unknown user, disabled or suspended user → invalid_grant", async () => {
     const disabled = await createUser(server.ctx, "disabled");
-    await server.ctx.db.kysely.updateTable("users").set({ disabled: true }).where("id", "=", disabled.user.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("users")
+      .set({ disabled: true })
+      .where("id", "=", disabled.user.id)
+      .execute();
     const suspended = await createUser(server.ctx, "suspended");
-    await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", suspended.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: new Date().toISOString() })
+      .where("id", "=", suspended.account.id)
+      .execute();
     const cases: Array<[string, string]> = [
       ["alice@rookery.test", "wrong password"],
       ["alice@rookery.test", ""],
@@ -577,14 +849,23 @@ describe("POST /oauth/token (other grants) and errors", () => {
       const fields: Record<string, string> = { grant_type: "password", username, ...creds() };
       if (password) fields.password = password;
       const res = await token(fields);
-      if (password) assert.deepEqual(oauthError(res), [400, "invalid_grant", INVALID_GRANT], `${username} / ${password}`);
+      if (password)
+        assert.deepEqual(oauthError(res), [400, "invalid_grant", INVALID_GRANT], `${username} / ${password}`);
       else assert.deepEqual(oauthError(res), [400, "invalid_request", "Missing required parameter: password."]);
     }
   });
 
   test("missing grant_type, unsupported grant types", async () => {
-    assert.deepEqual(oauthError(await token({ ...creds() })), [400, "invalid_request", "Missing required parameter: grant_type."]);
-    assert.deepEqual(oauthError(await token({ grant_type: "", ...creds() })), [400, "invalid_request", "Missing required parameter: grant_type."]);
+    assert.deepEqual(oauthError(await token({ ...creds() })), [
+      400,
+      "invalid_request",
+      "Missing required parameter: grant_type.",
+    ]);
+    assert.deepEqual(oauthError(await token({ grant_type: "", ...creds() })), [
+      400,
+      "invalid_request",
+      "Missing required parameter: grant_type.",
+    ]);
     for (const grant of ["refresh_token", "implicit", "urn:ietf:params:oauth:grant-type:device_code"]) {
       const res = await token({ grant_type: grant, refresh_token: "x", ...creds() });
       assert.deepEqual(oauthError(res), [400, "unsupported_grant_type", UNSUPPORTED_GRANT], grant);
@@ -599,14 +880,30 @@ describe("POST /oauth/token (other grants) and errors", () => {
       [{ grant_type: "client_credentials", client_id: "unknown", client_secret: client.client_secret }],
       [{ grant_type: "client_credentials", client_id: client.client_id }],
       [{ grant_type: "client_credentials" }],
-      [{ grant_type: "password", username: "alice@rookery.test", password: KIT_PASSWORD, client_id: client.client_id, client_secret: "" }],
-      [{ grant_type: "client_credentials" }, { authorization: `Basic ${Buffer.from(`${client.client_id}:nope`).toString("base64")}` }],
+      [
+        {
+          grant_type: "password",
+          username: "alice@rookery.test",
+          password: KIT_PASSWORD,
+          client_id: client.client_id,
+          client_secret: "",
+        },
+      ],
+      [
+        { grant_type: "client_credentials" },
+        { authorization: `Basic ${Buffer.from(`${client.client_id}:nope`).toString("base64")}` },
+      ],
     ];
     for (const [fields, headers] of cases) {
       const res = await token(fields, headers);
       assert.deepEqual(oauthError(res), [401, "invalid_client", INVALID_CLIENT], JSON.stringify(fields));
     }
-    const issued = await server.ctx.db.kysely.selectFrom("oauth_access_tokens").select("id").where("application_id", "=", client.id).where("user_id", "=", accounts.alice.user.id).execute();
+    const issued = await server.ctx.db.kysely
+      .selectFrom("oauth_access_tokens")
+      .select("id")
+      .where("application_id", "=", client.id)
+      .where("user_id", "=", accounts.alice.user.id)
+      .execute();
     assert.equal(issued.length, 1, "only the earlier successful password grant issued a token for alice");
   });
 });
@@ -625,9 +922,24 @@ describe("POST /oauth/revoke", () => {
   after(() => server.close());
 
   const passwordToken = async (app: RegisteredApp) =>
-    tokenShape(await request(server.app, "POST", "/oauth/token", { form: { grant_type: "password", username: "alice@rookery.test", password: KIT_PASSWORD, client_id: app.client_id, client_secret: app.client_secret } })).access_token;
+    tokenShape(
+      await request(server.app, "POST", "/oauth/token", {
+        form: {
+          grant_type: "password",
+          username: "alice@rookery.test",
+          password: KIT_PASSWORD,
+          client_id: app.client_id,
+          client_secret: app.client_secret,
+        },
+      }),
+    ).access_token;
   const revoke = (app: RegisteredApp, tokenValue?: string, secret = app.client_secret) =>
-    request(server.app, "POST", "/oauth/revoke", { form: tokenValue === undefined ? { client_id: app.client_id, client_secret: secret } : { client_id: app.client_id, client_secret: secret, token: tokenValue } });
+    request(server.app, "POST", "/oauth/revoke", {
+      form:
+        tokenValue === undefined
+          ? { client_id: app.client_id, client_secret: secret }
+          : { client_id: app.client_id, client_secret: secret, token: tokenValue },
+    });
 
   test("revokes the client's token; later API calls get 401", async () => {
     const accessToken = await passwordToken(client);
@@ -635,18 +947,33 @@ describe("POST /oauth/revoke", () => {
     const res = await revoke(client, accessToken);
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {});
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)), [401, "The access token was revoked"]);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/apps/verify_credentials", accessToken)), [401, "The access token was revoked"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)), [
+      401,
+      "The access token was revoked",
+    ]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/apps/verify_credentials", accessToken)), [
+      401,
+      "The access token was revoked",
+    ]);
     const again = await revoke(client, accessToken);
     assert.equal(again.statusCode, 200, "revoking twice is fine");
     assert.deepEqual(again.json(), {});
   });
 
   test("revokes app tokens too (JSON body)", async () => {
-    const appTokenValue = tokenShape(await request(server.app, "POST", "/oauth/token", { form: { grant_type: "client_credentials", client_id: client.client_id, client_secret: client.client_secret } })).access_token;
-    const res = await request(server.app, "POST", "/oauth/revoke", { json: { client_id: client.client_id, client_secret: client.client_secret, token: appTokenValue } });
+    const appTokenValue = tokenShape(
+      await request(server.app, "POST", "/oauth/token", {
+        form: { grant_type: "client_credentials", client_id: client.client_id, client_secret: client.client_secret },
+      }),
+    ).access_token;
+    const res = await request(server.app, "POST", "/oauth/revoke", {
+      json: { client_id: client.client_id, client_secret: client.client_secret, token: appTokenValue },
+    });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/apps/verify_credentials", appTokenValue)), [401, "The access token was revoked"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/apps/verify_credentials", appTokenValue)), [
+      401,
+      "The access token was revoked",
+    ]);
   });
 
   test("an unknown token: 200 {}", async () => {
@@ -658,7 +985,10 @@ describe("POST /oauth/revoke", () => {
   test("another client's token: 403 unauthorized_client, and the token keeps working", async () => {
     const accessToken = await passwordToken(second);
     const res = await revoke(client, accessToken);
-    assert.deepEqual(res.json(), { error: "unauthorized_client", error_description: "You are not authorized to revoke this token" });
+    assert.deepEqual(res.json(), {
+      error: "unauthorized_client",
+      error_description: "You are not authorized to revoke this token",
+    });
     assert.equal(res.statusCode, 403);
     assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)).statusCode, 200);
     const kitToken = await appToken(server.ctx, "read");
@@ -668,9 +998,15 @@ describe("POST /oauth/revoke", () => {
   test("accepts HTTP Basic client authentication", async () => {
     const accessToken = await passwordToken(client);
     const basic = Buffer.from(`${client.client_id}:${client.client_secret}`).toString("base64");
-    const res = await request(server.app, "POST", "/oauth/revoke", { headers: { authorization: `Basic ${basic}` }, form: { token: accessToken } });
+    const res = await request(server.app, "POST", "/oauth/revoke", {
+      headers: { authorization: `Basic ${basic}` },
+      form: { token: accessToken },
+    });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)), [401, "The access token was revoked"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)), [
+      401,
+      "The access token was revoked",
+    ]);
   });
 
   test("bad client credentials: 401 invalid_client; no token: 400", async () => {
@@ -696,12 +1032,23 @@ describe("/oauth/userinfo", () => {
   const tokenWith = async (scope: string) =>
     tokenShape(
       await request(server.app, "POST", "/oauth/token", {
-        form: { grant_type: "password", username: "alice@rookery.test", password: KIT_PASSWORD, scope, client_id: client.client_id, client_secret: client.client_secret },
+        form: {
+          grant_type: "password",
+          username: "alice@rookery.test",
+          password: KIT_PASSWORD,
+          scope,
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+        },
       }),
     ).access_token;
 
   test("a profile-scoped token reads the user's OpenID-style profile (GET and POST)", async () => {
-    await server.ctx.db.kysely.updateTable("accounts").set({ display_name: "Alice A." }).where("id", "=", accounts.alice.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ display_name: "Alice A." })
+      .where("id", "=", accounts.alice.account.id)
+      .execute();
     const accessToken = await tokenWith("profile");
     const expected = {
       iss: "https://rookery.test/",
@@ -721,11 +1068,26 @@ describe("/oauth/userinfo", () => {
   });
 
   test("a read token is outside the scopes; no token is 401; an app token is 422", async () => {
-    assert.deepEqual(errorOf(await get(server.app, "/oauth/userinfo", await tokenWith("read"))), [403, "This action is outside the authorized scopes"]);
+    assert.deepEqual(errorOf(await get(server.app, "/oauth/userinfo", await tokenWith("read"))), [
+      403,
+      "This action is outside the authorized scopes",
+    ]);
     assert.deepEqual(errorOf(await get(server.app, "/oauth/userinfo")), [401, "The access token is invalid"]);
     assert.deepEqual(errorOf(await get(server.app, "/oauth/userinfo", "bogus")), [401, "The access token is invalid"]);
-    const app = tokenShape(await request(server.app, "POST", "/oauth/token", { form: { grant_type: "client_credentials", scope: "profile", client_id: client.client_id, client_secret: client.client_secret } })).access_token;
-    assert.deepEqual(errorOf(await get(server.app, "/oauth/userinfo", app)), [422, "This method requires an authenticated user"]);
+    const app = tokenShape(
+      await request(server.app, "POST", "/oauth/token", {
+        form: {
+          grant_type: "client_credentials",
+          scope: "profile",
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+        },
+      }),
+    ).access_token;
+    assert.deepEqual(errorOf(await get(server.app, "/oauth/userinfo", app)), [
+      422,
+      "This method requires an authenticated user",
+    ]);
   });
 });
 
@@ -752,9 +1114,22 @@ describe("GET /.well-known/oauth-authorization-server", () => {
     assert.ok(body.grant_types_supported.includes("authorization_code"));
     assert.ok(body.grant_types_supported.includes("client_credentials"));
     assert.ok(!body.grant_types_supported.includes("refresh_token"));
-    assert.deepEqual([...body.token_endpoint_auth_methods_supported].sort(), ["client_secret_basic", "client_secret_post"]);
+    assert.deepEqual([...body.token_endpoint_auth_methods_supported].sort(), [
+      "client_secret_basic",
+      "client_secret_post",
+    ]);
     assert.equal(body.scopes_supported[0], "read", "the default scope first");
-    for (const scope of ["write", "push", "follow", "profile", "read:statuses", "write:media", "admin:read", "admin:write:reports"]) assert.ok(body.scopes_supported.includes(scope), scope);
+    for (const scope of [
+      "write",
+      "push",
+      "follow",
+      "profile",
+      "read:statuses",
+      "write:media",
+      "admin:read",
+      "admin:write:reports",
+    ])
+      assert.ok(body.scopes_supported.includes(scope), scope);
     assert.ok(!body.scopes_supported.includes("admin"));
   });
 });

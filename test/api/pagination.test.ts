@@ -11,23 +11,40 @@ import { createTestServer, createUser, request, type TestServer } from "../kit.t
 function pagedRoutes(app: FastifyInstance, ctx: Ctx) {
   const statuses = (req: FastifyRequest) => {
     const page = pageParams(req.input, 20, 40);
-    return fetchPage(ctx.db.kysely.selectFrom("statuses").select(["id", "text"]), "id", page).then((rows) => ({ page, rows }));
+    return fetchPage(ctx.db.kysely.selectFrom("statuses").select(["id", "text"]), "id", page).then((rows) => ({
+      page,
+      rows,
+    }));
   };
   app.get("/test/statuses", async (req, reply) => {
     const { page, rows } = await statuses(req);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, nextWhen: "non-empty", keep: ["only_media", "types"] });
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      nextWhen: "non-empty",
+      keep: ["only_media", "types"],
+    });
     return rows.map((r) => r.text);
   });
   app.get("/test/accounts", async (req, reply) => {
     const { page, rows } = await statuses(req);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id", nextWhen: "full" });
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      prevParam: "since_id",
+      nextWhen: "full",
+    });
     return rows.map((r) => r.text);
   });
 }
 
 function links(header: string | string[] | number | undefined): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const part of String(header ?? "").split(", ").filter(Boolean)) {
+  for (const part of String(header ?? "")
+    .split(", ")
+    .filter(Boolean)) {
     const match = /^<([^>]+)>; rel="(next|prev)"$/.exec(part);
     assert.ok(match, `malformed link ${part}`);
     result[match[2]] = match[1];
@@ -48,13 +65,22 @@ describe("pagination and Link headers", () => {
       ids.push(id);
       await server.ctx.db.kysely
         .insertInto("statuses")
-        .values({ id, uri: `https://rookery.test/s/${i}`, account_id: alice.account.id, text: `s${i}`, visibility: "public", created_at: now, updated_at: now })
+        .values({
+          id,
+          uri: `https://rookery.test/s/${i}`,
+          account_id: alice.account.id,
+          text: `s${i}`,
+          visibility: "public",
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
     }
   });
   after(() => server.close());
 
-  const texts = (from: number, to: number) => Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => `s${from > to ? from - i : from + i}`);
+  const texts = (from: number, to: number) =>
+    Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => `s${from > to ? from - i : from + i}`);
 
   test("the first page is the newest, newest first, with the default limit", async () => {
     const res = await request(server.app, "GET", "/test/statuses");
@@ -72,8 +98,14 @@ describe("pagination and Link headers", () => {
     const first = await request(server.app, "GET", "/test/statuses?limit=10&only_media=false&types[]=a&ignored=1");
     assert.deepEqual(first.json(), texts(30, 21));
     const firstLinks = links(first.headers.link);
-    assert.equal(firstLinks.next, `https://rookery.test/test/statuses?limit=10&max_id=${ids[20]}&only_media=false&types%5B%5D=a`);
-    assert.equal(firstLinks.prev, `https://rookery.test/test/statuses?limit=10&min_id=${ids[29]}&only_media=false&types%5B%5D=a`);
+    assert.equal(
+      firstLinks.next,
+      `https://rookery.test/test/statuses?limit=10&max_id=${ids[20]}&only_media=false&types%5B%5D=a`,
+    );
+    assert.equal(
+      firstLinks.prev,
+      `https://rookery.test/test/statuses?limit=10&min_id=${ids[29]}&only_media=false&types%5B%5D=a`,
+    );
 
     const second = await request(server.app, "GET", firstLinks.next.replace("https://rookery.test", ""));
     assert.deepEqual(second.json(), texts(20, 11));
@@ -83,12 +115,21 @@ describe("pagination and Link headers", () => {
 
   test("min_id gives the page immediately newer; since_id the newest above it", async () => {
     assert.deepEqual((await request(server.app, "GET", `/test/statuses?limit=3&min_id=${ids[4]}`)).json(), texts(8, 6));
-    assert.deepEqual((await request(server.app, "GET", `/test/statuses?limit=3&since_id=${ids[4]}`)).json(), texts(30, 28));
-    assert.deepEqual((await request(server.app, "GET", `/test/statuses?limit=3&since_id=${ids[4]}&min_id=${ids[9]}`)).json(), texts(13, 11));
+    assert.deepEqual(
+      (await request(server.app, "GET", `/test/statuses?limit=3&since_id=${ids[4]}`)).json(),
+      texts(30, 28),
+    );
+    assert.deepEqual(
+      (await request(server.app, "GET", `/test/statuses?limit=3&since_id=${ids[4]}&min_id=${ids[9]}`)).json(),
+      texts(13, 11),
+    );
   });
 
   test("max_id and min_id combine", async () => {
-    assert.deepEqual((await request(server.app, "GET", `/test/statuses?max_id=${ids[9]}&min_id=${ids[4]}`)).json(), texts(9, 6));
+    assert.deepEqual(
+      (await request(server.app, "GET", `/test/statuses?max_id=${ids[9]}&min_id=${ids[4]}`)).json(),
+      texts(9, 6),
+    );
   });
 
   test("an empty page has no Link header; status lists link next on any non-empty page", async () => {

@@ -60,7 +60,11 @@ describe("polls", () => {
     return res.json<Poll>();
   };
   const expire = (pollId: string) =>
-    server.ctx.db.kysely.updateTable("polls").set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where("id", "=", pollId).execute();
+    server.ctx.db.kysely
+      .updateTable("polls")
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where("id", "=", pollId)
+      .execute();
 
   test("GET shows the poll; voted and own_votes only with a token; the author counts as voted", async () => {
     const status = await createPoll(a.alice, { options: ["Tea", "Coffee"] });
@@ -70,7 +74,10 @@ describe("polls", () => {
     assert.equal(anon.multiple, false);
     assert.equal(anon.votes_count, 0);
     assert.equal(anon.voters_count, 0);
-    assert.deepEqual(anon.options, [{ title: "Tea", votes_count: 0 }, { title: "Coffee", votes_count: 0 }]);
+    assert.deepEqual(anon.options, [
+      { title: "Tea", votes_count: 0 },
+      { title: "Coffee", votes_count: 0 },
+    ]);
     assert.deepEqual(anon.emojis, []);
     assert.equal("voted" in anon, false);
     assert.equal("own_votes" in anon, false);
@@ -96,7 +103,10 @@ describe("polls", () => {
     assert.deepEqual(body.own_votes, [1]);
     assert.equal(body.votes_count, 1);
     assert.equal(body.voters_count, 1);
-    assert.deepEqual(body.options, [{ title: "Yes", votes_count: 0 }, { title: "No", votes_count: 1 }]);
+    assert.deepEqual(body.options, [
+      { title: "Yes", votes_count: 0 },
+      { title: "No", votes_count: 1 },
+    ]);
     // The status shows the same poll to the voter.
     const seen = await statusJson(server, status.id, a.bob);
     assert.equal(seen.poll?.voted, true);
@@ -107,25 +117,38 @@ describe("polls", () => {
   test("a vote with a JSON array of numbers or numeric strings", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b", "c"] });
     assert.deepEqual((await voteOk(a.bob, status.poll.id, [2])).own_votes, [2]);
-    assert.deepEqual((await voteOk(a.carol, status.poll.id, ["2"])).options.map((o) => o.votes_count), [0, 0, 2]);
+    assert.deepEqual(
+      (await voteOk(a.carol, status.poll.id, ["2"])).options.map((o) => o.votes_count),
+      [0, 0, 2],
+    );
   });
 
   test("422: voting in one's own poll", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"] });
-    assert.deepEqual(errorOf(await vote(a.alice, status.poll.id, { json: { choices: [0] } })), [422, "Validation failed: You cannot vote in your own polls"]);
+    assert.deepEqual(errorOf(await vote(a.alice, status.poll.id, { json: { choices: [0] } })), [
+      422,
+      "Validation failed: You cannot vote in your own polls",
+    ]);
   });
 
   test("422: voting in an expired poll", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"] });
     await expire(status.poll.id);
-    assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { json: { choices: [0] } })), [422, "Validation failed: The poll has already ended"]);
+    assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { json: { choices: [0] } })), [
+      422,
+      "Validation failed: The poll has already ended",
+    ]);
     assert.equal((await poll(status.poll.id)).votes_count, 0);
   });
 
   test("422: an option that does not exist", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"] });
     for (const choice of ["2", "-1", "x", "1.5", "99"]) {
-      assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { form: [["choices[]", choice]] })), [422, "Validation failed: The chosen vote option does not exist"], choice);
+      assert.deepEqual(
+        errorOf(await vote(a.bob, status.poll.id, { form: [["choices[]", choice]] })),
+        [422, "Validation failed: The chosen vote option does not exist"],
+        choice,
+      );
     }
     assert.equal((await poll(status.poll.id, a.bob)).voted, false);
   });
@@ -133,9 +156,14 @@ describe("polls", () => {
   test("422: a second vote, also when sent at the same time", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"] });
     await voteOk(a.bob, status.poll.id, [0]);
-    assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { json: { choices: [1] } })), [422, "Validation failed: You have already voted on this poll"]);
+    assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { json: { choices: [1] } })), [
+      422,
+      "Validation failed: You have already voted on this poll",
+    ]);
     const other = await createPoll(a.alice, { options: ["a", "b"] });
-    const results = await Promise.all([0, 1, 0].map((choice) => vote(a.carol, other.poll.id, { json: { choices: [choice] } })));
+    const results = await Promise.all(
+      [0, 1, 0].map((choice) => vote(a.carol, other.poll.id, { json: { choices: [choice] } })),
+    );
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 422, 422]);
     const after = await poll(other.poll.id);
     assert.equal(after.votes_count, 1);
@@ -144,7 +172,11 @@ describe("polls", () => {
 
   test("400 when choices are missing or empty", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"] });
-    for (const options of [{ json: {} }, { json: { choices: [] } }, { form: [["other", "1"]] as Array<[string, string]> }]) {
+    for (const options of [
+      { json: {} },
+      { json: { choices: [] } },
+      { form: [["other", "1"]] as Array<[string, string]> },
+    ]) {
       const [code, error] = errorOf(await vote(a.bob, status.poll.id, options));
       assert.equal(code, 400, JSON.stringify(options));
       assert.match(error, /choices/);
@@ -157,7 +189,10 @@ describe("polls", () => {
     assert.deepEqual(body.own_votes, [0, 2]);
     assert.equal(body.votes_count, 2);
     assert.equal(body.voters_count, 1);
-    assert.deepEqual(body.options.map((o) => o.votes_count), [1, 0, 1]);
+    assert.deepEqual(
+      body.options.map((o) => o.votes_count),
+      [1, 0, 1],
+    );
     const second = await voteOk(a.carol, status.poll.id, [1, 1]);
     assert.deepEqual(second.own_votes, [1]);
     assert.equal(second.votes_count, 3);
@@ -174,25 +209,47 @@ describe("polls", () => {
   test("hide_totals hides per-option counts from others until the poll ends", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"], hide_totals: true });
     const voted = await voteOk(a.bob, status.poll.id, [1]);
-    assert.deepEqual(voted.options, [{ title: "a", votes_count: null }, { title: "b", votes_count: null }]);
-    assert.deepEqual((await poll(status.poll.id)).options.map((o) => o.votes_count), [null, null]);
-    assert.deepEqual((await poll(status.poll.id, a.carol)).options.map((o) => o.votes_count), [null, null]);
-    assert.deepEqual((await poll(status.poll.id, a.alice)).options.map((o) => o.votes_count), [0, 1], "the author sees the totals");
+    assert.deepEqual(voted.options, [
+      { title: "a", votes_count: null },
+      { title: "b", votes_count: null },
+    ]);
+    assert.deepEqual(
+      (await poll(status.poll.id)).options.map((o) => o.votes_count),
+      [null, null],
+    );
+    assert.deepEqual(
+      (await poll(status.poll.id, a.carol)).options.map((o) => o.votes_count),
+      [null, null],
+    );
+    assert.deepEqual(
+      (await poll(status.poll.id, a.alice)).options.map((o) => o.votes_count),
+      [0, 1],
+      "the author sees the totals",
+    );
     await expire(status.poll.id);
     const ended = await poll(status.poll.id, a.carol);
     assert.equal(ended.expired, true);
-    assert.deepEqual(ended.options.map((o) => o.votes_count), [0, 1]);
+    assert.deepEqual(
+      ended.options.map((o) => o.votes_count),
+      [0, 1],
+    );
   });
 
   test("the closing job runs at the poll's end and marks it closed once", async () => {
     const status = await createPoll(a.alice, { options: ["a", "b"], expires_in: 300 });
-    const job = await server.ctx.db.kysely.selectFrom("jobs").selectAll().where("name", "=", "polls.close").where("payload", "like", `%${status.poll.id}%`).executeTakeFirst();
+    const job = await server.ctx.db.kysely
+      .selectFrom("jobs")
+      .selectAll()
+      .where("name", "=", "polls.close")
+      .where("payload", "like", `%${status.poll.id}%`)
+      .executeTakeFirst();
     assert.ok(job, "a polls.close job was enqueued");
     assert.equal(job.run_at, status.poll.expires_at);
     // Not yet due: nothing runs.
     await server.ctx.jobs.drain();
     assert.equal((await poll(status.poll.id)).expired, false);
-    const pollRow = () => server.ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", status.poll.id).executeTakeFirstOrThrow();
+    const pollRow = () =>
+      server.ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", status.poll.id).executeTakeFirstOrThrow();
     assert.equal((await pollRow()).closed_at, null);
     // Six minutes later.
     mock.timers.enable({ apis: ["Date"], now: Date.now() + 6 * 60_000 });
@@ -204,7 +261,10 @@ describe("polls", () => {
       assert.equal((await pollRow()).closed_at, closed.closed_at);
       const ended = await poll(status.poll.id, a.bob);
       assert.equal(ended.expired, true);
-      assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { json: { choices: [0] } })), [422, "Validation failed: The poll has already ended"]);
+      assert.deepEqual(errorOf(await vote(a.bob, status.poll.id, { json: { choices: [0] } })), [
+        422,
+        "Validation failed: The poll has already ended",
+      ]);
     } finally {
       mock.timers.reset();
     }
@@ -224,7 +284,11 @@ describe("polls", () => {
       follower = await createUser(server.ctx, "poll_follower");
       await follow(server, follower, a.lucy);
       privatePoll = await createPoll(a.lucy, { options: ["x", "y"] }, { visibility: "private" });
-      directPoll = await createPoll(a.lucy, { options: ["x", "y"] }, { visibility: "direct", status: "@carol direct poll" });
+      directPoll = await createPoll(
+        a.lucy,
+        { options: ["x", "y"] },
+        { visibility: "direct", status: "@carol direct poll" },
+      );
     });
 
     test("a private status's poll: 404 for strangers and anonymous readers, open to followers", async () => {

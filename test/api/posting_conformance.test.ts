@@ -31,7 +31,8 @@ describe("posting and boosting as clients expect", () => {
   });
   after(() => server.close());
 
-  const post = (token: string, json: Record<string, unknown>) => request(server.app, "POST", "/api/v1/statuses", { token, json });
+  const post = (token: string, json: Record<string, unknown>) =>
+    request(server.app, "POST", "/api/v1/statuses", { token, json });
   const action = async (token: string, id: string, name: string): Promise<Status> => {
     const res = await request(server.app, "POST", `/api/v1/statuses/${id}/${name}`, { token });
     assert.equal(res.statusCode, 200, res.body);
@@ -90,18 +91,27 @@ describe("posting and boosting as clients expect", () => {
       const res = await post(a.alice.token, { status: "hi @bob and @carol", allowed_mentions: [a.bob.account.id] });
       assert.deepEqual(errorOf(res), [422, UNEXPECTED]);
       const body = res.json() as { unexpected_accounts: Array<{ id: string; acct: string }> };
-      assert.deepEqual(body.unexpected_accounts.map((x) => x.acct), ["carol"]);
+      assert.deepEqual(
+        body.unexpected_accounts.map((x) => x.acct),
+        ["carol"],
+      );
       assert.equal(body.unexpected_accounts[0].id, a.carol.account.id);
       assert.equal(await statusRowCount(server, a.alice), before);
     });
 
     test("mentions inside the list are posted", async () => {
-      const ok = await postStatus(server, a.alice, { status: "hi @bob and @carol", allowed_mentions: [a.carol.account.id, a.bob.account.id] });
+      const ok = await postStatus(server, a.alice, {
+        status: "hi @bob and @carol",
+        allowed_mentions: [a.carol.account.id, a.bob.account.id],
+      });
       assert.ok(ok.id);
     });
 
     test("an empty list refuses any mention; no list at all allows every mention", async () => {
-      assert.deepEqual(errorOf(await post(a.alice.token, { status: "hi @bob", allowed_mentions: [] })), [422, UNEXPECTED]);
+      assert.deepEqual(errorOf(await post(a.alice.token, { status: "hi @bob", allowed_mentions: [] })), [
+        422,
+        UNEXPECTED,
+      ]);
       assert.ok((await postStatus(server, a.alice, { status: "no mentions", allowed_mentions: [] })).id);
       assert.ok((await postStatus(server, a.alice, { status: "hi @bob" })).id);
     });
@@ -109,11 +119,18 @@ describe("posting and boosting as clients expect", () => {
     test("form-encoded allowed_mentions[] work the same; a scheduled post is checked when it is scheduled", async () => {
       const form = request(server.app, "POST", "/api/v1/statuses", {
         token: a.alice.token,
-        form: [["status", "hey @carol"], ["allowed_mentions[]", a.bob.account.id]],
+        form: [
+          ["status", "hey @carol"],
+          ["allowed_mentions[]", a.bob.account.id],
+        ],
       });
       assert.deepEqual(errorOf(await form), [422, UNEXPECTED]);
       const later = new Date(Date.now() + 3600_000).toISOString();
-      const scheduled = await post(a.alice.token, { status: "later @carol", allowed_mentions: [a.bob.account.id], scheduled_at: later });
+      const scheduled = await post(a.alice.token, {
+        status: "later @carol",
+        allowed_mentions: [a.bob.account.id],
+        scheduled_at: later,
+      });
       assert.deepEqual(errorOf(scheduled), [422, UNEXPECTED]);
       const list = await get(server.app, "/api/v1/scheduled_statuses", a.alice.token);
       assert.deepEqual(list.json(), []);
@@ -139,7 +156,10 @@ describe("posting and boosting as clients expect", () => {
       const later = new Date(Date.now() + 3600_000).toISOString();
       const created = await post(a.bob.token, { status: "later", scheduled_at: later });
       const id = (created.json() as { id: string }).id;
-      const put = await request(server.app, "PUT", `/api/v1/scheduled_statuses/${id}`, { token: a.bob.token, json: { scheduled_at: soon } });
+      const put = await request(server.app, "PUT", `/api/v1/scheduled_statuses/${id}`, {
+        token: a.bob.token,
+        json: { scheduled_at: soon },
+      });
       assert.deepEqual(errorOf(put), [422, TOO_SOON]);
     });
   });
@@ -147,7 +167,11 @@ describe("posting and boosting as clients expect", () => {
   test("a reply to something that is not an ID is a 404 naming the reply target, and nothing is posted", async () => {
     const before = await statusRowCount(server, a.carol);
     for (const target of ["0", "abc", "99999999999999999999", "-1"]) {
-      assert.deepEqual(errorOf(await post(a.carol.token, { status: "reply", in_reply_to_id: target })), [404, NO_REPLY_TARGET], target);
+      assert.deepEqual(
+        errorOf(await post(a.carol.token, { status: "reply", in_reply_to_id: target })),
+        [404, NO_REPLY_TARGET],
+        target,
+      );
     }
     assert.equal(await statusRowCount(server, a.carol), before);
   });

@@ -6,7 +6,15 @@ import type { LightMyRequestResponse } from "fastify";
 import { alertOf, KIT_PASSWORD } from "../browser.ts";
 import { newId } from "../../src/db/ids.ts";
 import { saveSetting } from "../../src/services/instance/settings.ts";
-import { createTestServer, errorOf, get, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  createTestServer,
+  errorOf,
+  get,
+  request,
+  standardAccounts,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
 
 interface RegisteredApp {
   id: string;
@@ -24,7 +32,9 @@ interface Mail {
 }
 
 function decodeQuotedPrintable(text: string): string {
-  const bytes = text.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  const bytes = text
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
   return Buffer.from(bytes, "latin1").toString("utf8");
 }
 
@@ -41,7 +51,9 @@ function readMail(server: TestServer, file: string): Mail {
   const split = raw.indexOf("\n\n");
   const head = raw.slice(0, split);
   const header = (name: string) => new RegExp(`^${name}: (.*)$`, "mi").exec(head)?.[1] ?? "";
-  const body = /quoted-printable/i.test(header("Content-Transfer-Encoding")) ? decodeQuotedPrintable(raw.slice(split + 2)) : raw.slice(split + 2);
+  const body = /quoted-printable/i.test(header("Content-Transfer-Encoding"))
+    ? decodeQuotedPrintable(raw.slice(split + 2))
+    : raw.slice(split + 2);
   const link = /https:\/\/rookery\.test(\/auth\/confirmation\?confirmation_token=[\w-]+)/.exec(body)?.[1];
   return { file, to: header("To"), subject: header("Subject"), text: body, link };
 }
@@ -55,13 +67,17 @@ async function newestMail(server: TestServer): Promise<Mail> {
 }
 
 async function registerApp(server: TestServer, name: string, scopes = "read write"): Promise<RegisteredApp> {
-  const res = await request(server.app, "POST", "/api/v1/apps", { form: { client_name: name, redirect_uris: "https://signup.example/cb", scopes } });
+  const res = await request(server.app, "POST", "/api/v1/apps", {
+    form: { client_name: name, redirect_uris: "https://signup.example/cb", scopes },
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json();
 }
 
 async function clientToken(server: TestServer, app: RegisteredApp, scope = "write"): Promise<string> {
-  const res = await request(server.app, "POST", "/oauth/token", { form: { grant_type: "client_credentials", scope, client_id: app.client_id, client_secret: app.client_secret } });
+  const res = await request(server.app, "POST", "/oauth/token", {
+    form: { grant_type: "client_credentials", scope, client_id: app.client_id, client_secret: app.client_secret },
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json().access_token;
 }
@@ -70,11 +86,22 @@ let serial = 0;
 /** A valid sign-up, unique on every call; fields are overridden by `extra`. */
 function signUp(extra: Record<string, unknown> = {}): Record<string, unknown> {
   serial++;
-  return { username: `newbie${serial}`, email: `newbie${serial}@example.com`, password: "a fine passphrase", agreement: "true", locale: "en", ...extra };
+  return {
+    username: `newbie${serial}`,
+    email: `newbie${serial}@example.com`,
+    password: "a fine passphrase",
+    agreement: "true",
+    locale: "en",
+    ...extra,
+  };
 }
 
 function asForm(fields: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 describe("POST /api/v1/accounts", () => {
@@ -88,20 +115,29 @@ describe("POST /api/v1/accounts", () => {
     accounts = await standardAccounts(server.ctx);
     app = await registerApp(server, "Sign-up client");
     token = await clientToken(server, app);
-    await server.ctx.db.kysely.insertInto("email_domain_blocks").values({ id: newId(), domain: "blocked.example", created_at: new Date().toISOString() }).execute();
+    await server.ctx.db.kysely
+      .insertInto("email_domain_blocks")
+      .values({ id: newId(), domain: "blocked.example", created_at: new Date().toISOString() })
+      .execute();
   });
   after(() => server.close());
 
-  const register = (fields: Record<string, unknown>, bearer: string | null = token) => request(server.app, "POST", "/api/v1/accounts", { token: bearer ?? undefined, form: asForm(fields) });
-  const registerJson = (fields: Record<string, unknown>) => request(server.app, "POST", "/api/v1/accounts", { token, json: fields });
+  const register = (fields: Record<string, unknown>, bearer: string | null = token) =>
+    request(server.app, "POST", "/api/v1/accounts", { token: bearer ?? undefined, form: asForm(fields) });
+  const registerJson = (fields: Record<string, unknown>) =>
+    request(server.app, "POST", "/api/v1/accounts", { token, json: fields });
 
   /** The `details` of a refused sign-up (asserting the 422 body's shape). */
-  async function details(res: LightMyRequestResponse): Promise<Record<string, Array<{ error: string; description: string }>>> {
+  async function details(
+    res: LightMyRequestResponse,
+  ): Promise<Record<string, Array<{ error: string; description: string }>>> {
     assert.equal(res.statusCode, 422, res.body);
     const body = res.json();
     assert.deepEqual(Object.keys(body), ["error", "details"]);
     assert.match(body.error, /^Validation failed: \S/);
-    for (const [field, list] of Object.entries(body.details as Record<string, Array<{ error: string; description: string }>>)) {
+    for (const [field, list] of Object.entries(
+      body.details as Record<string, Array<{ error: string; description: string }>>,
+    )) {
       assert.ok(list.length > 0, field);
       for (const entry of list) {
         assert.deepEqual(Object.keys(entry), ["error", "description"], field);
@@ -115,7 +151,13 @@ describe("POST /api/v1/accounts", () => {
 
   test("signs up: a Token for an unconfirmed user, a confirmation mail, and the link confirms", async () => {
     const mailsBefore = mailFiles(server).length;
-    const res = await register({ username: "Newcomer", email: "Newcomer@Example.com", password: "a fine passphrase", agreement: "true", locale: "de" });
+    const res = await register({
+      username: "Newcomer",
+      email: "Newcomer@Example.com",
+      password: "a fine passphrase",
+      agreement: "true",
+      locale: "de",
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers["cache-control"], "no-store");
     const body = res.json();
@@ -128,7 +170,17 @@ describe("POST /api/v1/accounts", () => {
     const user = await server.ctx.db.kysely
       .selectFrom("users")
       .innerJoin("accounts", "accounts.id", "users.account_id")
-      .select(["users.id", "users.email", "users.confirmed_at", "users.approved", "users.locale", "users.created_by_application_id", "users.sign_up_ip", "accounts.username", "accounts.domain"])
+      .select([
+        "users.id",
+        "users.email",
+        "users.confirmed_at",
+        "users.approved",
+        "users.locale",
+        "users.created_by_application_id",
+        "users.sign_up_ip",
+        "accounts.username",
+        "accounts.domain",
+      ])
       .where("accounts.username", "=", "Newcomer")
       .executeTakeFirstOrThrow();
     assert.equal(user.email, "Newcomer@Example.com");
@@ -139,7 +191,10 @@ describe("POST /api/v1/accounts", () => {
     assert.equal(user.sign_up_ip, "127.0.0.1");
     assert.equal(user.domain, null);
 
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", body.access_token)), [403, "Your login is missing a confirmed e-mail address"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", body.access_token)), [
+      403,
+      "Your login is missing a confirmed e-mail address",
+    ]);
 
     const mail = await newestMail(server);
     assert.equal(mailFiles(server).length, mailsBefore + 1, "one mail");
@@ -175,7 +230,10 @@ describe("POST /api/v1/accounts", () => {
     const page = await get(server.app, mail.link!);
     assert.equal(page.statusCode, 410);
     assert.equal(alertOf(page.body), "This confirmation link has expired. Sign in to get a new one.");
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", res.json().access_token)), [403, "Your login is missing a confirmed e-mail address"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", res.json().access_token)), [
+      403,
+      "Your login is missing a confirmed e-mail address",
+    ]);
   });
 
   test("a JSON body works, with agreement as a boolean", async () => {
@@ -202,7 +260,11 @@ describe("POST /api/v1/accounts", () => {
   test("ERR_INVALID: username characters, malformed e-mail", async () => {
     for (const username of ["bad name", "bad!", "dotted.name", "dash-name", "héllo"]) {
       const d = await details(await register(signUp({ username })));
-      assert.deepEqual(d.username, [{ error: "ERR_INVALID", description: "must contain only letters, numbers and underscores" }], username);
+      assert.deepEqual(
+        d.username,
+        [{ error: "ERR_INVALID", description: "must contain only letters, numbers and underscores" }],
+        username,
+      );
     }
     for (const email of ["not-an-email", "two@@example.com", "nohost@", "@nouser.example", "spaces in@example.com"]) {
       const d = await details(await register(signUp({ email })));
@@ -213,8 +275,10 @@ describe("POST /api/v1/accounts", () => {
   });
 
   test("ERR_TAKEN: username case-insensitively, e-mail case-insensitively", async () => {
-    for (const username of ["alice", "ALICE", "Alice"]) assert.deepEqual(await codes(await register(signUp({ username })), "username"), ["ERR_TAKEN"], username);
-    for (const email of ["bob@rookery.test", "BOB@Rookery.Test"]) assert.deepEqual(await codes(await register(signUp({ email })), "email"), ["ERR_TAKEN"], email);
+    for (const username of ["alice", "ALICE", "Alice"])
+      assert.deepEqual(await codes(await register(signUp({ username })), "username"), ["ERR_TAKEN"], username);
+    for (const email of ["bob@rookery.test", "BOB@Rookery.Test"])
+      assert.deepEqual(await codes(await register(signUp({ email })), "email"), ["ERR_TAKEN"], email);
     // Remote accounts do not hold local names.
     assert.equal((await register(signUp({ username: "rita" }))).statusCode, 200);
   });
@@ -228,26 +292,42 @@ describe("POST /api/v1/accounts", () => {
     assert.ok((await codes(await register(signUp({ username: "admin" })), "username"))?.includes("ERR_RESERVED"));
   });
 
-  test("ERR_ACCEPTED unless agreement is true, \"true\" or \"1\"", async () => {
+  test('ERR_ACCEPTED unless agreement is true, "true" or "1"', async () => {
     for (const agreement of [undefined, "on", "false", "0", "yes", ""]) {
-      assert.deepEqual((await details(await register(signUp({ agreement })))).agreement, [{ error: "ERR_ACCEPTED", description: "must be accepted" }], String(agreement));
+      assert.deepEqual(
+        (await details(await register(signUp({ agreement })))).agreement,
+        [{ error: "ERR_ACCEPTED", description: "must be accepted" }],
+        String(agreement),
+      );
     }
-    assert.deepEqual((await details(await registerJson(signUp({ agreement: false })))).agreement?.[0].error, "ERR_ACCEPTED");
-    for (const agreement of ["true", "1"]) assert.equal((await register(signUp({ agreement }))).statusCode, 200, agreement);
+    assert.deepEqual(
+      (await details(await registerJson(signUp({ agreement: false })))).agreement?.[0].error,
+      "ERR_ACCEPTED",
+    );
+    for (const agreement of ["true", "1"])
+      assert.equal((await register(signUp({ agreement }))).statusCode, 200, agreement);
     assert.equal((await registerJson(signUp({ agreement: true }))).statusCode, 200);
   });
 
   test("ERR_TOO_LONG and ERR_TOO_SHORT: username over 30, password under 8 or over 72", async () => {
-    assert.deepEqual((await details(await register(signUp({ username: "u".repeat(31) })))).username, [{ error: "ERR_TOO_LONG", description: "is too long (maximum is 30 characters)" }]);
-    assert.deepEqual((await details(await register(signUp({ password: "p".repeat(73) })))).password, [{ error: "ERR_TOO_LONG", description: "is too long (maximum is 72 characters)" }]);
-    assert.deepEqual((await details(await register(signUp({ password: "1234567" })))).password, [{ error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" }]);
+    assert.deepEqual((await details(await register(signUp({ username: "u".repeat(31) })))).username, [
+      { error: "ERR_TOO_LONG", description: "is too long (maximum is 30 characters)" },
+    ]);
+    assert.deepEqual((await details(await register(signUp({ password: "p".repeat(73) })))).password, [
+      { error: "ERR_TOO_LONG", description: "is too long (maximum is 72 characters)" },
+    ]);
+    assert.deepEqual((await details(await register(signUp({ password: "1234567" })))).password, [
+      { error: "ERR_TOO_SHORT", description: "is too short (minimum is 8 characters)" },
+    ]);
     assert.equal((await register(signUp({ username: "u".repeat(30) }))).statusCode, 200);
     assert.equal((await register(signUp({ password: "12345678" }))).statusCode, 200);
     assert.equal((await register(signUp({ password: "p".repeat(72) }))).statusCode, 200);
   });
 
   test("ERR_INCLUSION: an unsupported locale", async () => {
-    assert.deepEqual((await details(await register(signUp({ locale: "xx-nope" })))).locale, [{ error: "ERR_INCLUSION", description: "is not included in the list" }]);
+    assert.deepEqual((await details(await register(signUp({ locale: "xx-nope" })))).locale, [
+      { error: "ERR_INCLUSION", description: "is not included in the list" },
+    ]);
     assert.deepEqual(await codes(await register(signUp({ locale: "klingon" })), "locale"), ["ERR_INCLUSION"]);
     assert.equal((await register(signUp({ locale: "pt-BR" }))).statusCode, 200);
   });
@@ -256,15 +336,29 @@ describe("POST /api/v1/accounts", () => {
     for (const email of ["someone@blocked.example", "someone@mail.blocked.example", "someone@BLOCKED.example"]) {
       assert.deepEqual(await codes(await register(signUp({ email })), "email"), ["ERR_BLOCKED"], email);
     }
-    assert.equal((await register(signUp({ email: "someone@notblocked.example" }))).statusCode, 200, "a different domain that merely ends the same way");
+    assert.equal(
+      (await register(signUp({ email: "someone@notblocked.example" }))).statusCode,
+      200,
+      "a different domain that merely ends the same way",
+    );
   });
 
   test("ERR_UNREACHABLE: a domain that cannot receive mail", async () => {
-    assert.deepEqual((await details(await register(signUp({ email: "someone@nowhere.invalid" })))).email, [{ error: "ERR_UNREACHABLE", description: "does not seem to exist" }]);
+    assert.deepEqual((await details(await register(signUp({ email: "someone@nowhere.invalid" })))).email, [
+      { error: "ERR_UNREACHABLE", description: "does not seem to exist" },
+    ]);
   });
 
   test("several problems at once are all reported", async () => {
-    const d = await details(await register({ username: "bad name", email: "bob@rookery.test", password: "short", agreement: "on", locale: "xx-nope" }));
+    const d = await details(
+      await register({
+        username: "bad name",
+        email: "bob@rookery.test",
+        password: "short",
+        agreement: "on",
+        locale: "xx-nope",
+      }),
+    );
     assert.deepEqual(Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v.map((e) => e.error)])), {
       username: ["ERR_INVALID"],
       email: ["ERR_TAKEN"],
@@ -276,30 +370,60 @@ describe("POST /api/v1/accounts", () => {
 
   test("nothing is stored for a refused sign-up", async () => {
     await register(signUp({ username: "refused_one", agreement: "on" }));
-    const row = await server.ctx.db.kysely.selectFrom("accounts").select("id").where("username", "=", "refused_one").executeTakeFirst();
+    const row = await server.ctx.db.kysely
+      .selectFrom("accounts")
+      .select("id")
+      .where("username", "=", "refused_one")
+      .executeTakeFirst();
     assert.equal(row, undefined);
   });
 
   test("needs an app token: a user token is 403, no token is 401, a token without write is 403", async () => {
-    assert.deepEqual(errorOf(await register(signUp(), accounts.alice.token)), [403, "This method requires an client credentials authentication"]);
+    assert.deepEqual(errorOf(await register(signUp(), accounts.alice.token)), [
+      403,
+      "This method requires an client credentials authentication",
+    ]);
     assert.deepEqual(errorOf(await register(signUp(), null)), [401, "The access token is invalid"]);
     assert.deepEqual(errorOf(await register(signUp(), "bogus")), [401, "The access token is invalid"]);
     const readOnly = await clientToken(server, app, "read");
-    assert.deepEqual(errorOf(await register(signUp(), readOnly)), [403, "This action is outside the authorized scopes"]);
-    const writeAccounts = await clientToken(server, await registerApp(server, "Narrow", "read write:accounts"), "write:accounts");
+    assert.deepEqual(errorOf(await register(signUp(), readOnly)), [
+      403,
+      "This action is outside the authorized scopes",
+    ]);
+    const writeAccounts = await clientToken(
+      server,
+      await registerApp(server, "Narrow", "read write:accounts"),
+      "write:accounts",
+    );
     assert.equal((await register(signUp(), writeAccounts)).statusCode, 200);
   });
 
   test("staff who manage users get an admin.sign_up notification; others do not", async () => {
     const res = await register(signUp({ username: "notified" }));
     assert.equal(res.statusCode, 200);
-    const account = await server.ctx.db.kysely.selectFrom("accounts").select("id").where("username", "=", "notified").executeTakeFirstOrThrow();
-    const rows = await server.ctx.db.kysely.selectFrom("notifications").selectAll().where("from_account_id", "=", account.id).execute();
-    assert.deepEqual(rows.map((r) => r.account_id), [accounts.admin.account.id]);
+    const account = await server.ctx.db.kysely
+      .selectFrom("accounts")
+      .select("id")
+      .where("username", "=", "notified")
+      .executeTakeFirstOrThrow();
+    const rows = await server.ctx.db.kysely
+      .selectFrom("notifications")
+      .selectAll()
+      .where("from_account_id", "=", account.id)
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => r.account_id),
+      [accounts.admin.account.id],
+    );
     assert.equal(rows[0].type, "admin.sign_up");
     assert.equal(rows[0].activity_type, "Account");
     assert.equal(rows[0].activity_id, account.id);
-    const aliceRows = await server.ctx.db.kysely.selectFrom("notifications").select("id").where("account_id", "=", accounts.alice.account.id).where("type", "=", "admin.sign_up").execute();
+    const aliceRows = await server.ctx.db.kysely
+      .selectFrom("notifications")
+      .select("id")
+      .where("account_id", "=", accounts.alice.account.id)
+      .where("type", "=", "admin.sign_up")
+      .execute();
     assert.equal(aliceRows.length, 0);
   });
 });
@@ -314,13 +438,18 @@ describe("POST /api/v1/accounts: registration modes", () => {
   });
   after(() => server.close());
 
-  const register = (fields: Record<string, unknown>) => request(server.app, "POST", "/api/v1/accounts", { token, form: asForm(fields) });
+  const register = (fields: Record<string, unknown>) =>
+    request(server.app, "POST", "/api/v1/accounts", { token, form: asForm(fields) });
 
   test("registrations closed: 403 Forbidden", async () => {
     await saveSetting(server.ctx.db.kysely, "registrations_mode", "none");
     try {
       assert.deepEqual(errorOf(await register(signUp({ username: "closed_out" }))), [403, "Forbidden"]);
-      const row = await server.ctx.db.kysely.selectFrom("accounts").select("id").where("username", "=", "closed_out").executeTakeFirst();
+      const row = await server.ctx.db.kysely
+        .selectFrom("accounts")
+        .select("id")
+        .where("username", "=", "closed_out")
+        .executeTakeFirst();
       assert.equal(row, undefined);
     } finally {
       await saveSetting(server.ctx.db.kysely, "registrations_mode", "open");
@@ -332,12 +461,19 @@ describe("POST /api/v1/accounts: registration modes", () => {
     try {
       const res = await register(signUp({ username: "hopeful", reason: "I like birds" }));
       assert.equal(res.statusCode, 200, res.body);
-      const user = await server.ctx.db.kysely.selectFrom("users").selectAll().where("email", "=", `newbie${serial}@example.com`).executeTakeFirstOrThrow();
+      const user = await server.ctx.db.kysely
+        .selectFrom("users")
+        .selectAll()
+        .where("email", "=", `newbie${serial}@example.com`)
+        .executeTakeFirstOrThrow();
       assert.equal(Boolean(user.approved), false);
       assert.equal(user.reason, "I like birds");
       const mail = await newestMail(server);
       assert.equal((await get(server.app, mail.link!)).statusCode, 200);
-      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", res.json().access_token)), [403, "Your login is currently pending approval"]);
+      assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", res.json().access_token)), [
+        403,
+        "Your login is currently pending approval",
+      ]);
     } finally {
       await saveSetting(server.ctx.db.kysely, "registrations_mode", "open");
     }
@@ -377,7 +513,13 @@ describe("POST /api/v1/accounts rate limit", () => {
   after(() => server.close());
 
   const registerFrom = (remoteAddress: string, fields: Record<string, unknown>) =>
-    server.app.inject({ method: "POST", url: "/api/v1/accounts", remoteAddress, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, payload: JSON.stringify(fields) });
+    server.app.inject({
+      method: "POST",
+      url: "/api/v1/accounts",
+      remoteAddress,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      payload: JSON.stringify(fields),
+    });
 
   test("5 sign-ups per IP per 30 minutes, then 429 Too many requests", async () => {
     for (let i = 1; i <= 5; i++) {
@@ -392,9 +534,13 @@ describe("POST /api/v1/accounts rate limit", () => {
     const refused = await registerFrom("203.0.113.7", signUp({ username: "sixth" }));
     assert.deepEqual(errorOf(refused), [429, "Too many requests"]);
     assert.equal(refused.headers["x-ratelimit-remaining"], "0");
-    assert.equal(await server.ctx.db.kysely.selectFrom("accounts").select("id").where("username", "=", "sixth").executeTakeFirst(), undefined);
+    assert.equal(
+      await server.ctx.db.kysely.selectFrom("accounts").select("id").where("username", "=", "sixth").executeTakeFirst(),
+      undefined,
+    );
     assert.equal((await registerFrom("198.51.100.1", signUp())).statusCode, 200, "another address is not affected");
-    for (let i = 0; i < 6; i++) assert.equal((await registerFrom("127.0.0.1", signUp())).statusCode, 200, "loopback is exempt");
+    for (let i = 0; i < 6; i++)
+      assert.equal((await registerFrom("127.0.0.1", signUp())).statusCode, 200, "loopback is exempt");
   });
 });
 
@@ -411,17 +557,24 @@ describe("POST /api/v1/emails/confirmations", () => {
     app = await registerApp(server, "Origin app");
     otherApp = await registerApp(server, "Other app");
     appTokenValue = await clientToken(server, app);
-    await server.ctx.db.kysely.insertInto("email_domain_blocks").values({ id: newId(), domain: "blocked.example", created_at: new Date().toISOString() }).execute();
+    await server.ctx.db.kysely
+      .insertInto("email_domain_blocks")
+      .values({ id: newId(), domain: "blocked.example", created_at: new Date().toISOString() })
+      .execute();
   });
   after(() => server.close());
 
   /** Signs up through `app`; returns the user's token and the first confirmation mail. */
   async function newUser(username: string) {
-    const res = await request(server.app, "POST", "/api/v1/accounts", { token: appTokenValue, form: asForm(signUp({ username, email: `${username}@example.com` })) });
+    const res = await request(server.app, "POST", "/api/v1/accounts", {
+      token: appTokenValue,
+      form: asForm(signUp({ username, email: `${username}@example.com` })),
+    });
     assert.equal(res.statusCode, 200, res.body);
     return { token: res.json().access_token as string, mail: await newestMail(server) };
   }
-  const resend = (bearer: string, form: Record<string, string> = {}) => request(server.app, "POST", "/api/v1/emails/confirmations", { token: bearer, form });
+  const resend = (bearer: string, form: Record<string, string> = {}) =>
+    request(server.app, "POST", "/api/v1/emails/confirmations", { token: bearer, form });
 
   test("resends the confirmation: a new mail, and the old link no longer works", async () => {
     const { token, mail: first } = await newUser("resender");
@@ -447,10 +600,22 @@ describe("POST /api/v1/emails/confirmations", () => {
     const mail = await newestMail(server);
     assert.equal(mail.to, "moved@example.net");
     assert.equal((await get(server.app, mail.link!)).statusCode, 200);
-    const user = await server.ctx.db.kysely.selectFrom("users").select(["email", "confirmed_at"]).where("email", "=", "moved@example.net").executeTakeFirstOrThrow();
+    const user = await server.ctx.db.kysely
+      .selectFrom("users")
+      .select(["email", "confirmed_at"])
+      .where("email", "=", "moved@example.net")
+      .executeTakeFirstOrThrow();
     assert.ok(user.confirmed_at);
     const login = async (username: string) =>
-      request(server.app, "POST", "/oauth/token", { form: { grant_type: "password", username, password: "a fine passphrase", client_id: app.client_id, client_secret: app.client_secret } });
+      request(server.app, "POST", "/oauth/token", {
+        form: {
+          grant_type: "password",
+          username,
+          password: "a fine passphrase",
+          client_id: app.client_id,
+          client_secret: app.client_secret,
+        },
+      });
     assert.equal((await login("moved@example.net")).statusCode, 200);
     assert.equal((await login("mover@example.com")).json().error, "invalid_grant");
   });
@@ -458,36 +623,63 @@ describe("POST /api/v1/emails/confirmations", () => {
   test("a malformed or taken new address is refused", async () => {
     const { token } = await newUser("picky");
     assert.deepEqual(errorOf(await resend(token, { email: "nope" })), [422, "Validation failed: Email is invalid"]);
-    assert.deepEqual(errorOf(await resend(token, { email: "ALICE@rookery.test" })), [422, "Validation failed: Email has already been taken"]);
-    const user = await server.ctx.db.kysely.selectFrom("users").select("email").where("email", "=", "picky@example.com").executeTakeFirst();
+    assert.deepEqual(errorOf(await resend(token, { email: "ALICE@rookery.test" })), [
+      422,
+      "Validation failed: Email has already been taken",
+    ]);
+    const user = await server.ctx.db.kysely
+      .selectFrom("users")
+      .select("email")
+      .where("email", "=", "picky@example.com")
+      .executeTakeFirst();
     assert.ok(user, "the address is unchanged");
   });
 
-  test(
-    "a new address on a blocked or unreachable domain is refused like at sign-up",
-    {},
-    async () => {
-      const { token } = await newUser("sneaky");
-      assert.equal((await resend(token, { email: "sneaky@blocked.example" })).statusCode, 422);
-      assert.equal((await resend(token, { email: "sneaky@nowhere.invalid" })).statusCode, 422);
-      const user = await server.ctx.db.kysely.selectFrom("users").select("email").where("email", "=", "sneaky@example.com").executeTakeFirst();
-      assert.ok(user, "the address is unchanged");
-    },
-  );
+  test("a new address on a blocked or unreachable domain is refused like at sign-up", {}, async () => {
+    const { token } = await newUser("sneaky");
+    assert.equal((await resend(token, { email: "sneaky@blocked.example" })).statusCode, 422);
+    assert.equal((await resend(token, { email: "sneaky@nowhere.invalid" })).statusCode, 422);
+    const user = await server.ctx.db.kysely
+      .selectFrom("users")
+      .select("email")
+      .where("email", "=", "sneaky@example.com")
+      .executeTakeFirst();
+    assert.ok(user, "the address is unchanged");
+  });
 
   test("403 for a token of another app, even the same user's", async () => {
     const { mail } = await newUser("elsewhere");
     const other = await request(server.app, "POST", "/oauth/token", {
-      form: { grant_type: "password", username: mail.to, password: "a fine passphrase", scope: "write", client_id: otherApp.client_id, client_secret: otherApp.client_secret },
+      form: {
+        grant_type: "password",
+        username: mail.to,
+        password: "a fine passphrase",
+        scope: "write",
+        client_id: otherApp.client_id,
+        client_secret: otherApp.client_secret,
+      },
     });
     assert.equal(other.statusCode, 200);
     const filesBefore = mailFiles(server).length;
-    assert.deepEqual(errorOf(await resend(other.json().access_token)), [403, "This method is only available to the application the user originally signed-up with"]);
+    assert.deepEqual(errorOf(await resend(other.json().access_token)), [
+      403,
+      "This method is only available to the application the user originally signed-up with",
+    ]);
     // Users who did not sign up through the API (the kit's) have no such app at all.
     const unconfirmed = await request(server.app, "POST", "/oauth/token", {
-      form: { grant_type: "password", username: "alice@rookery.test", password: KIT_PASSWORD, scope: "write", client_id: app.client_id, client_secret: app.client_secret },
+      form: {
+        grant_type: "password",
+        username: "alice@rookery.test",
+        password: KIT_PASSWORD,
+        scope: "write",
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      },
     });
-    assert.deepEqual(errorOf(await resend(unconfirmed.json().access_token)), [403, "This method is only available to the application the user originally signed-up with"]);
+    assert.deepEqual(errorOf(await resend(unconfirmed.json().access_token)), [
+      403,
+      "This method is only available to the application the user originally signed-up with",
+    ]);
     await server.ctx.jobs.drain();
     assert.equal(mailFiles(server).length, filesBefore, "no mail sent");
   });
@@ -495,13 +687,22 @@ describe("POST /api/v1/emails/confirmations", () => {
   test("403 once the e-mail is confirmed", async () => {
     const { token, mail } = await newUser("already");
     assert.equal((await get(server.app, mail.link!)).statusCode, 200);
-    assert.deepEqual(errorOf(await resend(token)), [403, "This method is only available while the e-mail is awaiting confirmation"]);
-    assert.deepEqual(errorOf(await resend(token, { email: "changed@example.com" })), [403, "This method is only available while the e-mail is awaiting confirmation"]);
+    assert.deepEqual(errorOf(await resend(token)), [
+      403,
+      "This method is only available while the e-mail is awaiting confirmation",
+    ]);
+    assert.deepEqual(errorOf(await resend(token, { email: "changed@example.com" })), [
+      403,
+      "This method is only available while the e-mail is awaiting confirmation",
+    ]);
   });
 
   test("an app token is 422; no token is 401", async () => {
     assert.deepEqual(errorOf(await resend(appTokenValue)), [422, "This method requires an authenticated user"]);
-    assert.deepEqual(errorOf(await request(server.app, "POST", "/api/v1/emails/confirmations")), [401, "The access token is invalid"]);
+    assert.deepEqual(errorOf(await request(server.app, "POST", "/api/v1/emails/confirmations")), [
+      401,
+      "The access token is invalid",
+    ]);
     assert.equal(accounts.alice.user.confirmed_at !== null, true);
   });
 });

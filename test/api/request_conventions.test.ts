@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { isUploadedFile, type ParamValue } from "../../src/api/params.ts";
-import { BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unprocessable, ValidationFailed } from "../../src/errors.ts";
+import {
+  BadRequest,
+  Conflict,
+  Forbidden,
+  NotFound,
+  TooManyRequests,
+  Unprocessable,
+  ValidationFailed,
+} from "../../src/errors.ts";
 import { createTestServer, errorOf, multipartBody, request, type TestServer } from "../kit.ts";
 
 /** Routes that expose the request plumbing so it can be tested from outside. */
@@ -48,9 +56,16 @@ describe("request conventions", () => {
 
   describe("bodies", () => {
     test("JSON bodies keep their types and nesting", async () => {
-      const res = await request(server.app, "POST", "/test/echo/1", { json: { status: "hi", poll: { options: ["a", "b"], expires_in: 300, multiple: true }, media_ids: ["1", "2"] } });
+      const res = await request(server.app, "POST", "/test/echo/1", {
+        json: { status: "hi", poll: { options: ["a", "b"], expires_in: 300, multiple: true }, media_ids: ["1", "2"] },
+      });
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json(), { status: "hi", poll: { options: ["a", "b"], expires_in: 300, multiple: true }, media_ids: ["1", "2"], id: "1" });
+      assert.deepEqual(res.json(), {
+        status: "hi",
+        poll: { options: ["a", "b"], expires_in: 300, multiple: true },
+        media_ids: ["1", "2"],
+        id: "1",
+      });
     });
 
     test("form bodies use Rails nesting", async () => {
@@ -74,7 +89,10 @@ describe("request conventions", () => {
         status: "hello world",
         poll: { options: ["yes", "no"], expires_in: "300" },
         fields_attributes: { "0": { name: "site", value: "https://example.com" }, "1": { name: "pronouns" } },
-        media_attributes: [{ id: "10", description: "a cat" }, { id: "11", focus: "0.5,0.5" }],
+        media_attributes: [
+          { id: "10", description: "a cat" },
+          { id: "11", focus: "0.5,0.5" },
+        ],
         source: { privacy: "private" },
         id: "1",
       });
@@ -89,11 +107,20 @@ describe("request conventions", () => {
       ]);
       const res = await request(server.app, "POST", "/test/upload", { body, headers: { "content-type": contentType } });
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json(), { description: "a héron", id: ["1", "2"], file: { file: "a.txt", type: "text/plain", size: 3, text: "abc" } });
+      assert.deepEqual(res.json(), {
+        description: "a héron",
+        id: ["1", "2"],
+        file: { file: "a.txt", type: "text/plain", size: 3, text: "abc" },
+      });
     });
 
     test("the query string is parsed with the same rules and wins over the body", async () => {
-      const res = await request(server.app, "POST", "/test/echo/1?types[]=mention&types[]=follow&limit=5&status=from-query", { json: { status: "from-body", limit: 10 } });
+      const res = await request(
+        server.app,
+        "POST",
+        "/test/echo/1?types[]=mention&types[]=follow&limit=5&status=from-query",
+        { json: { status: "from-body", limit: 10 } },
+      );
       assert.deepEqual(res.json(), { status: "from-query", limit: "5", types: ["mention", "follow"], id: "1" });
     });
 
@@ -113,13 +140,19 @@ describe("request conventions", () => {
     });
 
     test("an unknown content type carries no parameters", async () => {
-      const res = await request(server.app, "POST", "/test/echo/1", { body: "status=hi", headers: { "content-type": "text/plain" } });
+      const res = await request(server.app, "POST", "/test/echo/1", {
+        body: "status=hi",
+        headers: { "content-type": "text/plain" },
+      });
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), { id: "1" });
     });
 
     test("an empty JSON body is an empty object", async () => {
-      const res = await request(server.app, "POST", "/test/echo/1", { body: "", headers: { "content-type": "application/json" } });
+      const res = await request(server.app, "POST", "/test/echo/1", {
+        body: "",
+        headers: { "content-type": "application/json" },
+      });
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), { id: "1" });
     });
@@ -127,43 +160,79 @@ describe("request conventions", () => {
 
   describe("bad input gets a JSON 4xx", () => {
     test("malformed JSON", async () => {
-      const res = await request(server.app, "POST", "/test/echo/1", { body: '{"status": ', headers: { "content-type": "application/json" } });
+      const res = await request(server.app, "POST", "/test/echo/1", {
+        body: '{"status": ',
+        headers: { "content-type": "application/json" },
+      });
       assert.deepEqual(errorOf(res), [400, "The request body is not valid JSON"]);
       assert.match(res.headers["content-type"] as string, /^application\/json/);
     });
 
     test("invalid UTF-8 in a JSON body", async () => {
       const body = Buffer.concat([Buffer.from('{"status":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
-      assert.deepEqual(errorOf(await request(server.app, "POST", "/test/echo/1", { body, headers: { "content-type": "application/json" } })), [400, "Request body is not valid UTF-8"]);
+      assert.deepEqual(
+        errorOf(
+          await request(server.app, "POST", "/test/echo/1", { body, headers: { "content-type": "application/json" } }),
+        ),
+        [400, "Request body is not valid UTF-8"],
+      );
     });
 
     test("invalid UTF-8 in a form body, raw or percent-encoded", async () => {
       const raw = Buffer.concat([Buffer.from("status="), Buffer.from([0xff, 0xfe])]);
-      assert.equal((await request(server.app, "POST", "/test/echo/1", { body: raw, headers: { "content-type": "application/x-www-form-urlencoded" } })).statusCode, 400);
-      const encoded = await request(server.app, "POST", "/test/echo/1", { body: "status=%FF%FE", headers: { "content-type": "application/x-www-form-urlencoded" } });
+      assert.equal(
+        (
+          await request(server.app, "POST", "/test/echo/1", {
+            body: raw,
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          })
+        ).statusCode,
+        400,
+      );
+      const encoded = await request(server.app, "POST", "/test/echo/1", {
+        body: "status=%FF%FE",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
       assert.deepEqual(errorOf(encoded), [400, "Invalid percent-encoding or UTF-8 in parameters"]);
     });
 
     test("invalid percent-encoding in the query string", async () => {
-      assert.deepEqual(errorOf(await request(server.app, "GET", "/test/echo/1?q=%E0%A4%A")), [400, "Invalid percent-encoding or UTF-8 in parameters"]);
+      assert.deepEqual(errorOf(await request(server.app, "GET", "/test/echo/1?q=%E0%A4%A")), [
+        400,
+        "Invalid percent-encoding or UTF-8 in parameters",
+      ]);
     });
 
     test("NUL characters", async () => {
-      assert.deepEqual(errorOf(await request(server.app, "POST", "/test/echo/1", { json: { status: "a\u0000b" } })), [400, "Parameters must not contain NUL characters"]);
+      assert.deepEqual(errorOf(await request(server.app, "POST", "/test/echo/1", { json: { status: "a\u0000b" } })), [
+        400,
+        "Parameters must not contain NUL characters",
+      ]);
     });
 
     test("malformed multipart", async () => {
-      const res = await request(server.app, "POST", "/test/upload", { body: "--nope\r\ngarbage", headers: { "content-type": "multipart/form-data; boundary=other" } });
+      const res = await request(server.app, "POST", "/test/upload", {
+        body: "--nope\r\ngarbage",
+        headers: { "content-type": "multipart/form-data; boundary=other" },
+      });
       assert.equal(res.statusCode, 400);
       assert.match(res.json().error, /multipart/i);
-      const noBoundary = await request(server.app, "POST", "/test/upload", { body: "x", headers: { "content-type": "multipart/form-data" } });
+      const noBoundary = await request(server.app, "POST", "/test/upload", {
+        body: "x",
+        headers: { "content-type": "multipart/form-data" },
+      });
       assert.equal(noBoundary.statusCode, 400);
       assert.equal(typeof noBoundary.json().error, "string");
     });
 
     test("a file over the route's size limit", async () => {
-      const { body, contentType } = multipartBody([{ name: "file", value: Buffer.alloc(100, 1), filename: "big.bin", type: "application/octet-stream" }]);
-      assert.deepEqual(errorOf(await request(server.app, "POST", "/test/upload", { body, headers: { "content-type": contentType } })), [413, "File is larger than 64 bytes"]);
+      const { body, contentType } = multipartBody([
+        { name: "file", value: Buffer.alloc(100, 1), filename: "big.bin", type: "application/octet-stream" },
+      ]);
+      assert.deepEqual(
+        errorOf(await request(server.app, "POST", "/test/upload", { body, headers: { "content-type": contentType } })),
+        [413, "File is larger than 64 bytes"],
+      );
     });
 
     test("an oversized body", async () => {
@@ -173,13 +242,19 @@ describe("request conventions", () => {
 
     test("deeply nested parameters", async () => {
       const name = `a${"[b]".repeat(40)}`;
-      assert.deepEqual(errorOf(await request(server.app, "GET", `/test/echo/1?${name}=1`)), [400, "Parameters are nested too deeply"]);
+      assert.deepEqual(errorOf(await request(server.app, "GET", `/test/echo/1?${name}=1`)), [
+        400,
+        "Parameters are nested too deeply",
+      ]);
     });
 
     test("unknown routes and wrong methods", async () => {
       assert.deepEqual(errorOf(await request(server.app, "GET", "/api/v1/nothing-here")), [404, "Not Found"]);
       assert.deepEqual(errorOf(await request(server.app, "DELETE", "/api/v2/instance")), [404, "Not Found"]);
-      assert.deepEqual(errorOf(await request(server.app, "POST", "/api/v1/accounts/verify_credentials")), [404, "Not Found"]);
+      assert.deepEqual(errorOf(await request(server.app, "POST", "/api/v1/accounts/verify_credentials")), [
+        404,
+        "Not Found",
+      ]);
     });
   });
 
@@ -226,7 +301,11 @@ describe("request conventions", () => {
 
     test("preflight requests are answered", async () => {
       const res = await request(server.app, "OPTIONS", "/api/v1/statuses", {
-        headers: { origin: "https://elk.zone", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,idempotency-key" },
+        headers: {
+          origin: "https://elk.zone",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization,content-type,idempotency-key",
+        },
       });
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers["access-control-allow-origin"], "*");
@@ -241,7 +320,12 @@ describe("request conventions", () => {
 
     test("every response has a request id; a sane incoming one is kept", async () => {
       assert.match((await request(server.app, "GET", "/health")).headers["x-request-id"] as string, /^[\w-]+$/);
-      assert.equal((await request(server.app, "GET", "/health", { headers: { "x-request-id": "abc-123" } })).headers["x-request-id"], "abc-123");
+      assert.equal(
+        (await request(server.app, "GET", "/health", { headers: { "x-request-id": "abc-123" } })).headers[
+          "x-request-id"
+        ],
+        "abc-123",
+      );
     });
   });
 });

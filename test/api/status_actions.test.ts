@@ -30,7 +30,9 @@ import type { Account, Status } from "../types.ts";
 function links(res: LightMyRequestResponse): Record<string, string> {
   const result: Record<string, string> = {};
   const header = res.headers.link;
-  for (const part of String(header ?? "").split(", ").filter(Boolean)) {
+  for (const part of String(header ?? "")
+    .split(", ")
+    .filter(Boolean)) {
     const match = /^<([^>]+)>; rel="(next|prev)"$/.exec(part);
     assert.ok(match, `malformed link ${part}`);
     result[match[2]] = match[1];
@@ -139,7 +141,10 @@ describe("status actions", () => {
     test("concurrent reblogs make one boost", async () => {
       const status = await post(a.alice, { status: "race boost" });
       const results = await Promise.all([1, 2, 3].map(() => act(a.carol, status.id, "reblog")));
-      assert.deepEqual(results.map((r) => r.statusCode), [200, 200, 200]);
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        [200, 200, 200],
+      );
       assert.equal(new Set(results.map((r) => r.json<Status>().id)).size, 1);
       assert.equal((await view(status.id)).reblogs_count, 1);
     });
@@ -278,12 +283,18 @@ describe("status actions", () => {
 
     test("someone else's status cannot be pinned", async () => {
       const status = await post(a.alice, { status: "not yours" });
-      assert.deepEqual(errorOf(await act(a.bob, status.id, "pin")), [422, "Validation failed: Someone else's post cannot be pinned"]);
+      assert.deepEqual(errorOf(await act(a.bob, status.id, "pin")), [
+        422,
+        "Validation failed: Someone else's post cannot be pinned",
+      ]);
     });
 
     test("a direct status cannot be pinned", async () => {
       const status = await post(a.alice, { status: "@bob dm", visibility: "direct" });
-      assert.deepEqual(errorOf(await act(a.alice, status.id, "pin")), [422, "Validation failed: Posts that are only visible to mentioned users cannot be pinned"]);
+      assert.deepEqual(errorOf(await act(a.alice, status.id, "pin")), [
+        422,
+        "Validation failed: Posts that are only visible to mentioned users cannot be pinned",
+      ]);
       assert.equal("pinned" in (await view(status.id, a.alice)), false, "pinned is not shown for direct statuses");
     });
 
@@ -292,7 +303,10 @@ describe("status actions", () => {
       const ids = [];
       for (let i = 0; i < 6; i++) ids.push((await post(user, { status: `pin ${i}` })).id);
       for (const id of ids.slice(0, 5)) await actOk(user, id, "pin");
-      assert.deepEqual(errorOf(await act(user, ids[5], "pin")), [422, "Validation failed: You have already pinned the maximum number of posts"]);
+      assert.deepEqual(errorOf(await act(user, ids[5], "pin")), [
+        422,
+        "Validation failed: You have already pinned the maximum number of posts",
+      ]);
       assert.equal((await view(ids[5], user)).pinned, false);
       // Pinning one already pinned still answers 200; after an unpin there is room again.
       await actOk(user, ids[0], "pin");
@@ -300,19 +314,21 @@ describe("status actions", () => {
       assert.equal((await actOk(user, ids[5], "pin")).pinned, true);
     });
 
-    test(
-      "a boost cannot be pinned",
-      {},
-      async () => {
-        const own = await post(a.carol, { status: "carol's own" });
-        const selfBoost = await actOk(a.carol, own.id, "reblog");
-        assert.deepEqual(errorOf(await act(a.carol, selfBoost.id, "pin")), [422, "Validation failed: A boost cannot be pinned"]);
-        assert.equal((await view(own.id, a.carol)).pinned, false);
-        const other = await post(a.alice, { status: "alice's" });
-        const boost = await actOk(a.carol, other.id, "reblog");
-        assert.deepEqual(errorOf(await act(a.carol, boost.id, "pin")), [422, "Validation failed: A boost cannot be pinned"]);
-      },
-    );
+    test("a boost cannot be pinned", {}, async () => {
+      const own = await post(a.carol, { status: "carol's own" });
+      const selfBoost = await actOk(a.carol, own.id, "reblog");
+      assert.deepEqual(errorOf(await act(a.carol, selfBoost.id, "pin")), [
+        422,
+        "Validation failed: A boost cannot be pinned",
+      ]);
+      assert.equal((await view(own.id, a.carol)).pinned, false);
+      const other = await post(a.alice, { status: "alice's" });
+      const boost = await actOk(a.carol, other.id, "reblog");
+      assert.deepEqual(errorOf(await act(a.carol, boost.id, "pin")), [
+        422,
+        "Validation failed: A boost cannot be pinned",
+      ]);
+    });
   });
 
   describe("scopes and errors", () => {
@@ -332,7 +348,11 @@ describe("status actions", () => {
       ];
       for (const [action, right, wrong] of needs) {
         const denied = await tokenFor(server.ctx, a.bob, `read ${wrong}`);
-        assert.deepEqual(errorOf(await act(denied, status.id, action)), [403, "This action is outside the authorized scopes"], action);
+        assert.deepEqual(
+          errorOf(await act(denied, status.id, action)),
+          [403, "This action is outside the authorized scopes"],
+          action,
+        );
         const allowed = await tokenFor(server.ctx, action.endsWith("pin") ? a.alice : a.bob, right);
         assert.equal((await act(allowed, status.id, action)).statusCode, 200, `${action} with ${right}`);
         const write = await tokenFor(server.ctx, action.endsWith("pin") ? a.alice : a.bob, "write");
@@ -364,7 +384,18 @@ describe("status actions", () => {
     }
 
     test("unknown statuses are 404 for every action", async () => {
-      for (const action of ["favourite", "unfavourite", "reblog", "unreblog", "bookmark", "unbookmark", "mute", "unmute", "pin", "unpin"]) {
+      for (const action of [
+        "favourite",
+        "unfavourite",
+        "reblog",
+        "unreblog",
+        "bookmark",
+        "unbookmark",
+        "mute",
+        "unmute",
+        "pin",
+        "unpin",
+      ]) {
         assert.equal((await act(a.bob, "123456789", action)).statusCode, 404, action);
         assert.equal((await act(a.bob, "nope", action)).statusCode, 404, action);
       }
@@ -387,20 +418,38 @@ describe("status actions", () => {
       test(`${path} lists the accounts, newest first, with Link pagination`, async () => {
         const all = await get(server.app, `/api/v1/statuses/${status.id}/${path}`);
         assert.equal(all.statusCode, 200);
-        assert.deepEqual(all.json<Account[]>().map((x) => x.id), [fans[2].account.id, fans[1].account.id, fans[0].account.id]);
+        assert.deepEqual(
+          all.json<Account[]>().map((x) => x.id),
+          [fans[2].account.id, fans[1].account.id, fans[0].account.id],
+        );
         assert.equal(links(all).next, undefined, "no next link when the page is not full");
 
         const page1 = await get(server.app, `/api/v1/statuses/${status.id}/${path}?limit=2`);
-        assert.deepEqual(page1.json<Account[]>().map((x) => x.username), ["fan2", "fan1"]);
+        assert.deepEqual(
+          page1.json<Account[]>().map((x) => x.username),
+          ["fan2", "fan1"],
+        );
         const l1 = links(page1);
-        assert.match(l1.next, new RegExp(`^https://rookery\\.test/api/v1/statuses/${status.id}/${path}\\?limit=2&max_id=\\d+$`));
-        assert.match(l1.prev, new RegExp(`^https://rookery\\.test/api/v1/statuses/${status.id}/${path}\\?limit=2&since_id=\\d+$`));
+        assert.match(
+          l1.next,
+          new RegExp(`^https://rookery\\.test/api/v1/statuses/${status.id}/${path}\\?limit=2&max_id=\\d+$`),
+        );
+        assert.match(
+          l1.prev,
+          new RegExp(`^https://rookery\\.test/api/v1/statuses/${status.id}/${path}\\?limit=2&since_id=\\d+$`),
+        );
         const page2 = await get(server.app, pathOf(l1.next));
-        assert.deepEqual(page2.json<Account[]>().map((x) => x.username), ["fan0"]);
+        assert.deepEqual(
+          page2.json<Account[]>().map((x) => x.username),
+          ["fan0"],
+        );
         const l2 = links(page2);
         assert.equal(l2.next, undefined);
         const back = await get(server.app, pathOf(l2.prev));
-        assert.deepEqual(back.json<Account[]>().map((x) => x.username), ["fan2", "fan1"]);
+        assert.deepEqual(
+          back.json<Account[]>().map((x) => x.username),
+          ["fan2", "fan1"],
+        );
         const newer = await get(server.app, pathOf(l1.prev));
         assert.deepEqual(newer.json(), []);
         assert.equal(newer.headers.link, undefined);
@@ -414,13 +463,18 @@ describe("status actions", () => {
       await actOk(leaver, status.id, "unfavourite");
       await actOk(leaver, status.id, "unreblog");
       for (const path of ["favourited_by", "reblogged_by"]) {
-        const names = (await get(server.app, `/api/v1/statuses/${status.id}/${path}`)).json<Account[]>().map((x) => x.username);
+        const names = (await get(server.app, `/api/v1/statuses/${status.id}/${path}`))
+          .json<Account[]>()
+          .map((x) => x.username);
         assert.equal(names.includes("leaver"), false, path);
       }
     });
 
     test("limit is capped at 80 and 0 gives an empty page", async () => {
-      assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/favourited_by?limit=500`)).json<Account[]>().length, 3);
+      assert.equal(
+        (await get(server.app, `/api/v1/statuses/${status.id}/favourited_by?limit=500`)).json<Account[]>().length,
+        3,
+      );
       assert.deepEqual((await get(server.app, `/api/v1/statuses/${status.id}/favourited_by?limit=0`)).json(), []);
     });
   });
@@ -439,27 +493,48 @@ describe("status actions", () => {
         for (const status of order) await actOk(user, status.id, action);
         const all = await get(server.app, path, user.token);
         assert.equal(all.statusCode, 200);
-        assert.deepEqual(all.json<Status[]>().map((s) => s.id), [...order].reverse().map((s) => s.id));
+        assert.deepEqual(
+          all.json<Status[]>().map((s) => s.id),
+          [...order].reverse().map((s) => s.id),
+        );
         assert.equal(all.json<Status[]>()[0][action === "bookmark" ? "bookmarked" : "favourited"], true);
 
         const page1 = await get(server.app, `${path}?limit=2`, user.token);
-        assert.deepEqual(page1.json<Status[]>().map((s) => s.id), [made[2].id, made[1].id]);
+        assert.deepEqual(
+          page1.json<Status[]>().map((s) => s.id),
+          [made[2].id, made[1].id],
+        );
         const l1 = links(page1);
         assert.match(l1.next, new RegExp(`^https://rookery\\.test${path}\\?limit=2&max_id=\\d+$`));
         assert.match(l1.prev, new RegExp(`^https://rookery\\.test${path}\\?limit=2&min_id=\\d+$`));
         const page2 = await get(server.app, pathOf(l1.next), user.token);
-        assert.deepEqual(page2.json<Status[]>().map((s) => s.id), [made[4].id, made[0].id]);
+        assert.deepEqual(
+          page2.json<Status[]>().map((s) => s.id),
+          [made[4].id, made[0].id],
+        );
         const page3 = await get(server.app, pathOf(links(page2).next), user.token);
-        assert.deepEqual(page3.json<Status[]>().map((s) => s.id), [made[3].id]);
+        assert.deepEqual(
+          page3.json<Status[]>().map((s) => s.id),
+          [made[3].id],
+        );
         assert.equal(links(page3).next, undefined);
         const back = await get(server.app, pathOf(links(page3).prev), user.token);
-        assert.deepEqual(back.json<Status[]>().map((s) => s.id), [made[4].id, made[0].id]);
+        assert.deepEqual(
+          back.json<Status[]>().map((s) => s.id),
+          [made[4].id, made[0].id],
+        );
 
         await actOk(user, made[1].id, undo);
-        assert.equal((await get(server.app, path, user.token)).json<Status[]>().some((s) => s.id === made[1].id), false);
+        assert.equal(
+          (await get(server.app, path, user.token)).json<Status[]>().some((s) => s.id === made[1].id),
+          false,
+        );
         // A deleted status leaves the list.
         await request(server.app, "DELETE", `/api/v1/statuses/${made[2].id}`, { token: a.alice.token });
-        assert.deepEqual((await get(server.app, path, user.token)).json<Status[]>().map((s) => s.id), [made[4].id, made[0].id, made[3].id]);
+        assert.deepEqual(
+          (await get(server.app, path, user.token)).json<Status[]>().map((s) => s.id),
+          [made[4].id, made[0].id, made[3].id],
+        );
       });
     }
 
@@ -477,9 +552,18 @@ describe("status actions", () => {
       assert.equal((await get(server.app, "/api/v1/favourites")).statusCode, 401);
       const writeOnly = await tokenFor(server.ctx, a.bob, "write");
       assert.equal((await get(server.app, "/api/v1/bookmarks", writeOnly)).statusCode, 403);
-      assert.equal((await get(server.app, "/api/v1/bookmarks", await tokenFor(server.ctx, a.bob, "read:bookmarks"))).statusCode, 200);
-      assert.equal((await get(server.app, "/api/v1/favourites", await tokenFor(server.ctx, a.bob, "read:bookmarks"))).statusCode, 403);
-      assert.equal((await get(server.app, "/api/v1/favourites", await tokenFor(server.ctx, a.bob, "read:favourites"))).statusCode, 200);
+      assert.equal(
+        (await get(server.app, "/api/v1/bookmarks", await tokenFor(server.ctx, a.bob, "read:bookmarks"))).statusCode,
+        200,
+      );
+      assert.equal(
+        (await get(server.app, "/api/v1/favourites", await tokenFor(server.ctx, a.bob, "read:bookmarks"))).statusCode,
+        403,
+      );
+      assert.equal(
+        (await get(server.app, "/api/v1/favourites", await tokenFor(server.ctx, a.bob, "read:favourites"))).statusCode,
+        200,
+      );
       const stranger = await createUser(server.ctx, "empty_lists");
       assert.deepEqual((await get(server.app, "/api/v1/bookmarks", stranger.token)).json(), []);
       assert.equal((await get(server.app, "/api/v1/bookmarks", stranger.token)).headers.link, undefined);

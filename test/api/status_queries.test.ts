@@ -57,15 +57,27 @@ describe("queries per page of statuses", () => {
     let lastPoll: Status | undefined;
     for (let block = 0; block < 12; block++) {
       const pictures = [(await uploadImage(server, a.alice)).id, (await uploadImage(server, a.alice)).id];
-      const withMedia = await post(a.alice, { status: `#Tag${block} hello @bob :blobcat: https://example.com/${block}`, media_ids: pictures, spoiler_text: ":blobcat:" });
+      const withMedia = await post(a.alice, {
+        status: `#Tag${block} hello @bob :blobcat: https://example.com/${block}`,
+        media_ids: pictures,
+        spoiler_text: ":blobcat:",
+      });
       made.push(withMedia);
       lastMedia = withMedia;
-      const withPoll = await post(a.bob, { status: `poll ${block} #poll`, poll: { options: ["a", "b", "c"], expires_in: 3600, multiple: block % 2 === 0, hide_totals: block % 3 === 0 } });
+      const withPoll = await post(a.bob, {
+        status: `poll ${block} #poll`,
+        poll: { options: ["a", "b", "c"], expires_in: 3600, multiple: block % 2 === 0, hide_totals: block % 3 === 0 },
+      });
       made.push(withPoll);
       lastPoll = withPoll;
-      const boost = block % 2 === 0 ? await act(viewer, lastMedia.id, "reblog") : await act(a.carol, lastPoll.id, "reblog");
+      const boost =
+        block % 2 === 0 ? await act(viewer, lastMedia.id, "reblog") : await act(a.carol, lastPoll.id, "reblog");
       made.push(boost);
-      const reply = await post(a.carol, { status: `@viewer @rita@remote.example reply ${block} #Reply`, in_reply_to_id: withPoll.id, visibility: "unlisted" });
+      const reply = await post(a.carol, {
+        status: `@viewer @rita@remote.example reply ${block} #Reply`,
+        in_reply_to_id: withPoll.id,
+        visibility: "unlisted",
+      });
       made.push(reply);
       const restricted =
         block % 2 === 0
@@ -82,7 +94,10 @@ describe("queries per page of statuses", () => {
       await act(viewer, restricted.id, "bookmark");
       bookmarked.push(withPoll.id, withMedia.id, reply.id, restricted.id);
       await act(a.carol, withMedia.id, "favourite");
-      const vote = await request(server.app, "POST", `/api/v1/polls/${withPoll.poll?.id}/votes`, { token: viewer.token, json: { choices: [1] } });
+      const vote = await request(server.app, "POST", `/api/v1/polls/${withPoll.poll?.id}/votes`, {
+        token: viewer.token,
+        json: { choices: [1] },
+      });
       assert.equal(vote.statusCode, 200, vote.body);
       if (block % 3 === 0) await act(viewer, reply.id, "mute");
       if (block >= 10 && restricted.account.id === viewer.account.id) await act(viewer, restricted.id, "pin");
@@ -106,7 +121,12 @@ describe("queries per page of statuses", () => {
     const five = await newest(5);
     const forty = await newest(40);
     assert.equal(forty.length, 40);
-    assert.ok(five.some((s) => s.reblog_of_id) && five.some((s) => s.poll_id) && five.some((s) => s.ordered_media_attachment_ids), "the small page has every kind too");
+    assert.ok(
+      five.some((s) => s.reblog_of_id) &&
+        five.some((s) => s.poll_id) &&
+        five.some((s) => s.ordered_media_attachment_ids),
+      "the small page has every kind too",
+    );
     const [small, smallPage] = await measure(() => serializeStatuses(server.ctx, five, viewer.account));
     const [large, largePage] = await measure(() => serializeStatuses(server.ctx, forty, viewer.account));
     assert.equal(smallPage.length, 5);
@@ -126,9 +146,17 @@ describe("queries per page of statuses", () => {
       }
       if (proper.media_attachments.length) {
         assert.equal(proper.media_attachments.length, 2);
-        assert.deepEqual(proper.tags.map((t) => t.name).sort(), [`tag${proper.content!.match(/#<span>Tag(\d+)</)![1]}`]);
-        assert.deepEqual(proper.mentions.map((m) => m.acct), ["bob"]);
-        assert.deepEqual(proper.emojis.map((e) => e.shortcode), ["blobcat"]);
+        assert.deepEqual(proper.tags.map((t) => t.name).sort(), [
+          `tag${proper.content!.match(/#<span>Tag(\d+)</)![1]}`,
+        ]);
+        assert.deepEqual(
+          proper.mentions.map((m) => m.acct),
+          ["bob"],
+        );
+        assert.deepEqual(
+          proper.emojis.map((e) => e.shortcode),
+          ["blobcat"],
+        );
       }
     }
     const boosts = largePage.filter((s) => s.reblog);
@@ -159,8 +187,14 @@ describe("queries per page of statuses", () => {
     const [small, smallRes] = await httpQueries("/api/v1/bookmarks?limit=5", viewer.token);
     const [large, largeRes] = await httpQueries("/api/v1/bookmarks?limit=40", viewer.token);
     assert.equal(smallRes.statusCode, 200);
-    assert.deepEqual(smallRes.json<Status[]>().map((s) => s.id), [...bookmarked].reverse().slice(0, 5));
-    assert.deepEqual(largeRes.json<Status[]>().map((s) => s.id), [...bookmarked].reverse().slice(0, 40));
+    assert.deepEqual(
+      smallRes.json<Status[]>().map((s) => s.id),
+      [...bookmarked].reverse().slice(0, 5),
+    );
+    assert.deepEqual(
+      largeRes.json<Status[]>().map((s) => s.id),
+      [...bookmarked].reverse().slice(0, 40),
+    );
     assert.ok(large < MAX_QUERIES + 6, `${large} queries for a page of 40 bookmarks`);
     assert.equal(large, small, `5 bookmarks: ${small} queries, 40 bookmarks: ${large}`);
     t.diagnostic(`queries: ${small} for 5 bookmarks, ${large} for 40`);
@@ -175,7 +209,11 @@ describe("queries per page of statuses", () => {
   });
 
   test("GET /api/v1/statuses?id[]=: 5 and 20 IDs cost the same", async () => {
-    const query = (n: number) => made.slice(-n).map((s) => `id[]=${s.id}`).join("&");
+    const query = (n: number) =>
+      made
+        .slice(-n)
+        .map((s) => `id[]=${s.id}`)
+        .join("&");
     const [small, smallRes] = await httpQueries(`/api/v1/statuses?${query(5)}`, viewer.token);
     const [large, largeRes] = await httpQueries(`/api/v1/statuses?${query(20)}`, viewer.token);
     assert.equal(smallRes.json<Status[]>().length, 5);
@@ -191,7 +229,19 @@ describe("queries per page of statuses", () => {
     const now = new Date().toISOString();
     const rows = Array.from({ length: 30 }, (_, i) => {
       const id = newId();
-      return { id, uri: `https://rookery.test/users/carol/statuses/${id}`, account_id: a.carol.account.id, text: `r${i}`, content: `<p>r${i}</p>`, visibility: "public" as const, in_reply_to_id: root.id, in_reply_to_account_id: a.bob.account.id, local: true, created_at: now, updated_at: now };
+      return {
+        id,
+        uri: `https://rookery.test/users/carol/statuses/${id}`,
+        account_id: a.carol.account.id,
+        text: `r${i}`,
+        content: `<p>r${i}</p>`,
+        visibility: "public" as const,
+        in_reply_to_id: root.id,
+        in_reply_to_account_id: a.bob.account.id,
+        local: true,
+        created_at: now,
+        updated_at: now,
+      };
     });
     await server.ctx.db.kysely.insertInto("statuses").values(rows).execute();
     const [large, res] = await httpQueries(`/api/v1/statuses/${root.id}/context`, viewer.token);

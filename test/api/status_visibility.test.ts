@@ -53,22 +53,35 @@ describe("status visibility matrix", () => {
   const boosts = {} as Record<Visibility, Status | undefined>;
 
   const tokenOf = (reader: Reader) => (reader === "anonymous" ? undefined : users[reader].token);
-  const act = (reader: Reader, id: string, action: string) => request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: tokenOf(reader) });
+  const act = (reader: Reader, id: string, action: string) =>
+    request(server.app, "POST", `/api/v1/statuses/${id}/${action}`, { token: tokenOf(reader) });
   const idsOf = (res: LightMyRequestResponse) => res.json<Status[]>().map((s) => s.id);
 
   before(async () => {
     server = await createTestServer();
-    for (const reader of ["author", "follower", "mentioned", "stranger", "blocked"] as const) users[reader] = await createUser(server.ctx, reader);
+    for (const reader of ["author", "follower", "mentioned", "stranger", "blocked"] as const)
+      users[reader] = await createUser(server.ctx, reader);
     await follow(server, users.follower, users.author);
     await block(server, users.author, users.blocked);
     const post = (params: StatusParams) => postStatus(server, users.author, params);
     root = await post({ status: "A public thread" });
-    for (const visibility of VISIBILITIES) statuses[visibility] = await post({ status: `@mentioned a ${visibility} reply`, visibility, in_reply_to_id: root.id });
+    for (const visibility of VISIBILITIES)
+      statuses[visibility] = await post({
+        status: `@mentioned a ${visibility} reply`,
+        visibility,
+        in_reply_to_id: root.id,
+      });
     // Earlier bookmarks by everyone (as if made before a follow ended): the list must still hide what they may not see.
     const now = new Date().toISOString();
     const rows = [];
     for (const reader of ["author", "follower", "mentioned", "stranger", "blocked"] as const) {
-      for (const visibility of VISIBILITIES) rows.push({ id: newId(), account_id: users[reader].account.id, status_id: statuses[visibility].id, created_at: now });
+      for (const visibility of VISIBILITIES)
+        rows.push({
+          id: newId(),
+          account_id: users[reader].account.id,
+          status_id: statuses[visibility].id,
+          created_at: now,
+        });
     }
     await server.ctx.db.kysely.insertInto("bookmarks").values(rows).execute();
   });
@@ -94,23 +107,53 @@ describe("status visibility matrix", () => {
           const batch = await get(server.app, `/api/v1/statuses?id[]=${status.id}&id[]=${root.id}`, token);
           assert.equal(batch.statusCode, 200);
           const rootVisible = reader !== "blocked";
-          assert.deepEqual(idsOf(batch), [...(sees ? [status.id] : []), ...(rootVisible ? [root.id] : [])], "GET /api/v1/statuses?id[]=");
+          assert.deepEqual(
+            idsOf(batch),
+            [...(sees ? [status.id] : []), ...(rootVisible ? [root.id] : [])],
+            "GET /api/v1/statuses?id[]=",
+          );
 
           const own = await get(server.app, `/api/v1/statuses/${status.id}/context`, token);
           assert.equal(own.statusCode, sees ? 200 : 404, "context of the status");
-          if (sees) assert.deepEqual(own.json<Context>().ancestors.map((s) => s.id), rootVisible ? [root.id] : []);
+          if (sees)
+            assert.deepEqual(
+              own.json<Context>().ancestors.map((s) => s.id),
+              rootVisible ? [root.id] : [],
+            );
 
           const thread = await get(server.app, `/api/v1/statuses/${root.id}/context`, token);
           assert.equal(thread.statusCode, rootVisible ? 200 : 404, "context of the public root");
-          if (rootVisible) assert.equal(thread.json<Context>().descendants.some((s) => s.id === status.id), sees, "listed among the root's descendants");
+          if (rootVisible)
+            assert.equal(
+              thread.json<Context>().descendants.some((s) => s.id === status.id),
+              sees,
+              "listed among the root's descendants",
+            );
 
           for (const path of ["reblogged_by", "favourited_by", "history"]) {
-            assert.equal((await get(server.app, `/api/v1/statuses/${status.id}/${path}`, token)).statusCode, sees ? 200 : 404, path);
+            assert.equal(
+              (await get(server.app, `/api/v1/statuses/${status.id}/${path}`, token)).statusCode,
+              sees ? 200 : 404,
+              path,
+            );
           }
 
           if (reader === "anonymous") {
-            for (const action of ["favourite", "unfavourite", "reblog", "unreblog", "bookmark", "unbookmark", "mute", "pin"]) {
-              assert.deepEqual(errorOf(await act(reader, status.id, action)), [401, "The access token is invalid"], action);
+            for (const action of [
+              "favourite",
+              "unfavourite",
+              "reblog",
+              "unreblog",
+              "bookmark",
+              "unbookmark",
+              "mute",
+              "pin",
+            ]) {
+              assert.deepEqual(
+                errorOf(await act(reader, status.id, action)),
+                [401, "The access token is invalid"],
+                action,
+              );
             }
             return;
           }
@@ -148,7 +191,11 @@ describe("status visibility matrix", () => {
         const audience = visibility === "private" ? ["author", "follower"] : CAN_SEE[visibility];
         for (const reader of READERS) {
           const expected = audience.includes(reader) ? 200 : 404;
-          assert.equal((await get(server.app, `/api/v1/statuses/${boost.id}`, tokenOf(reader))).statusCode, expected, reader);
+          assert.equal(
+            (await get(server.app, `/api/v1/statuses/${boost.id}`, tokenOf(reader))).statusCode,
+            expected,
+            reader,
+          );
         }
         assert.equal((await act("author", status.id, "unreblog")).statusCode, 200);
       });
@@ -170,7 +217,9 @@ describe("status visibility matrix", () => {
       const former = await createUser(server.ctx, "former_follower");
       await follow(server, former, users.author);
       assert.equal((await act("author", statuses.private.id, "bookmark")).statusCode, 200);
-      const bookmark = await request(server.app, "POST", `/api/v1/statuses/${statuses.private.id}/bookmark`, { token: former.token });
+      const bookmark = await request(server.app, "POST", `/api/v1/statuses/${statuses.private.id}/bookmark`, {
+        token: former.token,
+      });
       assert.equal(bookmark.statusCode, 200);
       assert.deepEqual(idsOf(await get(server.app, "/api/v1/bookmarks", former.token)), [statuses.private.id]);
       await unfollow(server, former, users.author);
@@ -186,21 +235,34 @@ describe("status visibility matrix", () => {
   test("a stranger's boost of a public status is hidden from users the original author blocks", async () => {
     const boost = await act("stranger", root.id, "reblog");
     assert.equal(boost.statusCode, 200);
-    assert.equal((await get(server.app, `/api/v1/statuses/${boost.json<Status>().id}`, users.blocked.token)).statusCode, 404);
+    assert.equal(
+      (await get(server.app, `/api/v1/statuses/${boost.json<Status>().id}`, users.blocked.token)).statusCode,
+      404,
+    );
     assert.equal((await get(server.app, `/api/v1/statuses/${boost.json<Status>().id}`)).statusCode, 200);
     assert.equal((await act("blocked", boost.json<Status>().id, "favourite")).statusCode, 404);
   });
 
   test("a user the author blocks cannot reply, even to a public status", async () => {
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: users.blocked.token, json: { status: "hi", in_reply_to_id: root.id } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: users.blocked.token,
+      json: { status: "hi", in_reply_to_id: root.id },
+    });
     assert.deepEqual(errorOf(res), [404, "The post you are trying to reply to does not appear to exist."]);
   });
 
   test("statuses of a suspended author are hidden from everyone but 404", async () => {
     const suspended = await createUser(server.ctx, "soon_suspended");
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: suspended.token, json: { status: "before suspension" } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: suspended.token,
+      json: { status: "before suspension" },
+    });
     const id = res.json<Status>().id;
-    await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", suspended.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: new Date().toISOString() })
+      .where("id", "=", suspended.account.id)
+      .execute();
     assert.equal((await get(server.app, `/api/v1/statuses/${id}`)).statusCode, 404);
     assert.equal((await get(server.app, `/api/v1/statuses/${id}`, users.stranger.token)).statusCode, 404);
     assert.deepEqual((await get(server.app, `/api/v1/statuses?id[]=${id}`)).json(), []);

@@ -50,17 +50,38 @@ describe("GET /api/v1/timelines/public", () => {
     ids.remote = newId();
     await server.ctx.db.kysely
       .insertInto("statuses")
-      .values({ id: ids.remote, uri: "https://remote.example/s/1", url: "https://remote.example/@rita/1", account_id: accounts.rita.id, content: "<p>rita remote</p>", visibility: "public", local: false, created_at: now, updated_at: now })
+      .values({
+        id: ids.remote,
+        uri: "https://remote.example/s/1",
+        url: "https://remote.example/@rita/1",
+        account_id: accounts.rita.id,
+        content: "<p>rita remote</p>",
+        visibility: "public",
+        local: false,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
   });
   after(() => server.close());
 
   test("shows public originals newest first: no unlisted, private, direct, boosts or replies to others", async () => {
-    assert.deepEqual(await texts("/api/v1/timelines/public"), ["rita remote", "bob with a picture", "carol public", "alice replies to herself", "alice public"]);
+    assert.deepEqual(await texts("/api/v1/timelines/public"), [
+      "rita remote",
+      "bob with a picture",
+      "carol public",
+      "alice replies to herself",
+      "alice public",
+    ]);
   });
 
   test("local, remote and only_media narrow it", async () => {
-    assert.deepEqual(await texts("/api/v1/timelines/public?local=true"), ["bob with a picture", "carol public", "alice replies to herself", "alice public"]);
+    assert.deepEqual(await texts("/api/v1/timelines/public?local=true"), [
+      "bob with a picture",
+      "carol public",
+      "alice replies to herself",
+      "alice public",
+    ]);
     assert.deepEqual(await texts("/api/v1/timelines/public?remote=1"), ["rita remote"]);
     assert.deepEqual(await texts("/api/v1/timelines/public?only_media=true"), ["bob with a picture"]);
     assert.deepEqual(await texts("/api/v1/timelines/public?local=false"), await texts("/api/v1/timelines/public"));
@@ -72,17 +93,35 @@ describe("GET /api/v1/timelines/public", () => {
     const link = String(first.headers.link);
     const next = /<([^>]+)>; rel="next"/.exec(link)![1];
     assert.match(next, /^https:\/\/rookery\.test\/api\/v1\/timelines\/public\?limit=2&local=true&max_id=\d+$/);
-    assert.match(link, /<https:\/\/rookery\.test\/api\/v1\/timelines\/public\?limit=2&local=true&min_id=\d+>; rel="prev"/);
+    assert.match(
+      link,
+      /<https:\/\/rookery\.test\/api\/v1\/timelines\/public\?limit=2&local=true&min_id=\d+>; rel="prev"/,
+    );
     const second = (await get(server.app, next.replace("https://rookery.test", ""))).json<Status[]>();
-    assert.deepEqual(second.map((s) => s.id), [ids.selfReply, ids.public]);
+    assert.deepEqual(
+      second.map((s) => s.id),
+      [ids.selfReply, ids.public],
+    );
   });
 
   test("suspended and silenced authors are left out", async () => {
-    await server.ctx.db.kysely.updateTable("accounts").set({ silenced_at: new Date().toISOString() }).where("id", "=", accounts.carol.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ silenced_at: new Date().toISOString() })
+      .where("id", "=", accounts.carol.account.id)
+      .execute();
     assert.ok(!(await texts("/api/v1/timelines/public")).includes("carol public"));
-    await server.ctx.db.kysely.updateTable("accounts").set({ silenced_at: null, suspended_at: new Date().toISOString() }).where("id", "=", accounts.carol.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ silenced_at: null, suspended_at: new Date().toISOString() })
+      .where("id", "=", accounts.carol.account.id)
+      .execute();
     assert.ok(!(await texts("/api/v1/timelines/public")).includes("carol public"));
-    await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: null }).where("id", "=", accounts.carol.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: null })
+      .where("id", "=", accounts.carol.account.id)
+      .execute();
     assert.ok((await texts("/api/v1/timelines/public")).includes("carol public"));
   });
 
@@ -112,10 +151,19 @@ describe("GET /api/v1/timelines/public", () => {
   test("without the timeline preview, readers need a token with read:statuses (an app token is enough)", async () => {
     await saveSetting(server.ctx.db.kysely, "timeline_preview", false);
     try {
-      assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public")), [401, "This API requires an authenticated user"]);
-      assert.equal((await get(server.app, "/api/v1/timelines/public", await appToken(server.ctx, "read:statuses"))).statusCode, 200);
+      assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public")), [
+        401,
+        "This API requires an authenticated user",
+      ]);
+      assert.equal(
+        (await get(server.app, "/api/v1/timelines/public", await appToken(server.ctx, "read:statuses"))).statusCode,
+        200,
+      );
       assert.equal((await get(server.app, "/api/v1/timelines/public", accounts.bob.token)).statusCode, 200);
-      assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public", await tokenFor(server.ctx, accounts.bob, "write"))), [403, "This action is outside the authorized scopes"]);
+      assert.deepEqual(
+        errorOf(await get(server.app, "/api/v1/timelines/public", await tokenFor(server.ctx, accounts.bob, "write"))),
+        [403, "This action is outside the authorized scopes"],
+      );
     } finally {
       await saveSetting(server.ctx.db.kysely, "timeline_preview", true);
     }
@@ -124,8 +172,16 @@ describe("GET /api/v1/timelines/public", () => {
   test("an unknown token reads as anonymous; a revoked one is refused", async () => {
     assert.equal((await get(server.app, "/api/v1/timelines/public", "not-a-token")).statusCode, 200);
     const token = await tokenFor(server.ctx, accounts.carol, "read");
-    await server.ctx.db.kysely.updateTable("oauth_access_tokens").set({ revoked_at: new Date().toISOString() }).where("user_id", "=", accounts.carol.user.id).where("scopes", "=", "read").execute();
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public", token)), [401, "The access token was revoked"]);
+    await server.ctx.db.kysely
+      .updateTable("oauth_access_tokens")
+      .set({ revoked_at: new Date().toISOString() })
+      .where("user_id", "=", accounts.carol.user.id)
+      .where("scopes", "=", "read")
+      .execute();
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public", token)), [
+      401,
+      "The access token was revoked",
+    ]);
   });
 });
 
@@ -139,8 +195,14 @@ describe("GET /api/v1/timelines/public when the API requires a signed-in user", 
   after(() => server.close());
 
   test("anonymous readers and app tokens get 401; users read it", async () => {
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public")), [401, "This API requires an authenticated user"]);
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public", await appToken(server.ctx, "read"))), [401, "This API requires an authenticated user"]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public")), [
+      401,
+      "This API requires an authenticated user",
+    ]);
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/timelines/public", await appToken(server.ctx, "read"))), [
+      401,
+      "This API requires an authenticated user",
+    ]);
     assert.equal((await get(server.app, "/api/v1/timelines/public", accounts.alice.token)).statusCode, 200);
   });
 });

@@ -28,14 +28,49 @@ const STATUSES = 6000;
 const PAGE = { limit: 20 };
 /** Tables that grow with use: a plan may not read them whole. */
 const LARGE = new Set([
-  "statuses", "accounts", "follows", "favourites", "bookmarks", "mentions", "media_attachments", "blocks", "mutes",
-  "follow_requests", "list_accounts", "scheduled_statuses", "statuses_tags", "account_pins", "account_domain_blocks",
+  "statuses",
+  "accounts",
+  "follows",
+  "favourites",
+  "bookmarks",
+  "mentions",
+  "media_attachments",
+  "blocks",
+  "mutes",
+  "follow_requests",
+  "list_accounts",
+  "scheduled_statuses",
+  "statuses_tags",
+  "account_pins",
+  "account_domain_blocks",
 ]);
 
-async function insertChunked(ctx: Ctx, table: "accounts" | "statuses" | "mentions" | "media_attachments" | "favourites" | "bookmarks" | "follows" | "blocks" | "mutes" | "follow_requests" | "account_pins" | "account_domain_blocks" | "lists" | "list_accounts" | "scheduled_statuses", rows: Array<Record<string, unknown>>) {
+async function insertChunked(
+  ctx: Ctx,
+  table:
+    | "accounts"
+    | "statuses"
+    | "mentions"
+    | "media_attachments"
+    | "favourites"
+    | "bookmarks"
+    | "follows"
+    | "blocks"
+    | "mutes"
+    | "follow_requests"
+    | "account_pins"
+    | "account_domain_blocks"
+    | "lists"
+    | "list_accounts"
+    | "scheduled_statuses",
+  rows: Array<Record<string, unknown>>,
+) {
   for (let i = 0; i < rows.length; i += 400) {
     // deno-lint-ignore no-explicit-any
-    await ctx.db.kysely.insertInto(table).values(rows.slice(i, i + 400) as any).execute();
+    await ctx.db.kysely
+      .insertInto(table)
+      .values(rows.slice(i, i + 400) as any)
+      .execute();
   }
 }
 
@@ -85,7 +120,9 @@ async function seed(ctx: Ctx): Promise<{ accounts: AccountRow[]; statusIds: stri
   });
   // One boost per account and status: later duplicates are dropped, and only inserted IDs are used below.
   const boosters = new Set<string>();
-  const inserted = statuses.filter((r) => !r.reblog_of_id || (!boosters.has(r.account_id) && boosters.add(r.account_id)));
+  const inserted = statuses.filter(
+    (r) => !r.reblog_of_id || (!boosters.has(r.account_id) && boosters.add(r.account_id)),
+  );
   await insertChunked(ctx, "statuses", inserted);
   statusIds.splice(0, statusIds.length, ...inserted.map((r) => r.id));
   const stamp = at(STATUSES);
@@ -93,38 +130,113 @@ async function seed(ctx: Ctx): Promise<{ accounts: AccountRow[]; statusIds: stri
   const range = <T>(count: number, make: (i: number) => T) => Array.from({ length: count }, (_, i) => make(i));
   /** The busy account and `count` distinct others, plus rows among small accounts. */
   const withBusy = (count: number, extra: Record<string, unknown> = {}) => [
-    ...range(count, (i) => ({ id: newId(), account_id: busy, target_account_id: others[i].id, created_at: stamp, ...extra })),
-    ...range(count, (i) => ({ id: newId(), account_id: others[i].id, target_account_id: others[(i + 1) % others.length].id, created_at: stamp, ...extra })),
+    ...range(count, (i) => ({
+      id: newId(),
+      account_id: busy,
+      target_account_id: others[i].id,
+      created_at: stamp,
+      ...extra,
+    })),
+    ...range(count, (i) => ({
+      id: newId(),
+      account_id: others[i].id,
+      target_account_id: others[(i + 1) % others.length].id,
+      created_at: stamp,
+      ...extra,
+    })),
   ];
   await insertChunked(ctx, "favourites", [
     ...range(n, (i) => ({ id: newId(), account_id: busy, status_id: statusIds[i], created_at: stamp })),
     ...range(n, (i) => ({ id: newId(), account_id: others[i].id, status_id: statusIds[7], created_at: stamp })),
   ]);
-  await insertChunked(ctx, "bookmarks", range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, status_id: statusIds[i], created_at: stamp })));
+  await insertChunked(
+    ctx,
+    "bookmarks",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: i % 2 ? busy : others[i].id,
+      status_id: statusIds[i],
+      created_at: stamp,
+    })),
+  );
   await insertChunked(ctx, "follows", [
     ...withBusy(n, { updated_at: stamp }),
-    ...range(n, (i) => ({ id: newId(), account_id: others[i].id, target_account_id: busy, created_at: stamp, updated_at: stamp })),
+    ...range(n, (i) => ({
+      id: newId(),
+      account_id: others[i].id,
+      target_account_id: busy,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
   ]);
   await insertChunked(ctx, "blocks", withBusy(n));
   await insertChunked(ctx, "mutes", withBusy(n, { updated_at: stamp }));
-  await insertChunked(ctx, "follow_requests", range(n, (i) => ({ id: newId(), account_id: others[i].id, target_account_id: busy, created_at: stamp, updated_at: stamp })));
+  await insertChunked(
+    ctx,
+    "follow_requests",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: others[i].id,
+      target_account_id: busy,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
   await insertChunked(ctx, "account_pins", withBusy(n));
-  await insertChunked(ctx, "account_domain_blocks", range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, domain: `blocked${i}.example`, created_at: stamp })));
+  await insertChunked(
+    ctx,
+    "account_domain_blocks",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: i % 2 ? busy : others[i].id,
+      domain: `blocked${i}.example`,
+      created_at: stamp,
+    })),
+  );
   // Mentions (of small accounts, in the busy account's posts) and media (on a tenth of the posts).
-  await insertChunked(ctx, "mentions", range(n, (i) => ({ id: newId(), status_id: statusIds[(i * 3) % statusIds.length], account_id: others[i % 500].id, created_at: stamp })));
-  await insertChunked(ctx, "media_attachments", range(n, (i) => ({
-    id: newId(),
-    account_id: others[i].id,
-    status_id: i % 3 ? statusIds[(i * 3) % statusIds.length] : null,
-    type: "image",
-    created_at: stamp,
-    updated_at: stamp,
-  })));
+  await insertChunked(
+    ctx,
+    "mentions",
+    range(n, (i) => ({
+      id: newId(),
+      status_id: statusIds[(i * 3) % statusIds.length],
+      account_id: others[i % 500].id,
+      created_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "media_attachments",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: others[i].id,
+      status_id: i % 3 ? statusIds[(i * 3) % statusIds.length] : null,
+      type: "image",
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
   const listId = newId();
-  await insertChunked(ctx, "lists", [{ id: listId, account_id: busy, title: "big", created_at: stamp, updated_at: stamp }]);
-  await insertChunked(ctx, "list_accounts", range(n, (i) => ({ id: newId(), list_id: listId, account_id: others[i].id, created_at: stamp })));
+  await insertChunked(ctx, "lists", [
+    { id: listId, account_id: busy, title: "big", created_at: stamp, updated_at: stamp },
+  ]);
+  await insertChunked(
+    ctx,
+    "list_accounts",
+    range(n, (i) => ({ id: newId(), list_id: listId, account_id: others[i].id, created_at: stamp })),
+  );
   const params = JSON.stringify({ text: "later", media_ids: null });
-  await insertChunked(ctx, "scheduled_statuses", range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, scheduled_at: stamp, params, created_at: stamp })));
+  await insertChunked(
+    ctx,
+    "scheduled_statuses",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: i % 2 ? busy : others[i].id,
+      scheduled_at: stamp,
+      params,
+      created_at: stamp,
+    })),
+  );
   const rows = await ctx.db.kysely.selectFrom("accounts").selectAll().orderBy("id").execute();
   return { accounts: rows, statusIds, listId };
 }
@@ -184,14 +296,18 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     const problems: PlanProblem[] = [];
     for (const query of queries) {
       if (server.ctx.db.engine === "sqlite") {
-        const plan = await server.ctx.db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]));
-        for (const problem of sqliteProblems(plan.rows.map((r) => r.detail))) problems.push({ query: query.sql, problem });
+        const plan = await server.ctx.db.kysely.executeQuery<{ detail: string }>(
+          CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]),
+        );
+        for (const problem of sqliteProblems(plan.rows.map((r) => r.detail)))
+          problems.push({ query: query.sql, problem });
       } else {
         const plan = await server.ctx.db.kysely.executeQuery<{ "QUERY PLAN": unknown }>(
           CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]),
         );
         const json = plan.rows[0]["QUERY PLAN"];
-        for (const problem of postgresProblems(typeof json === "string" ? JSON.parse(json) : json)) problems.push({ query: query.sql, problem });
+        for (const problem of postgresProblems(typeof json === "string" ? JSON.parse(json) : json))
+          problems.push({ query: query.sql, problem });
       }
     }
     return problems;
@@ -201,14 +317,64 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   const viewer = () => data.accounts[ACCOUNTS - 1];
   const busy = () => data.accounts[0];
   const cases: Array<[string, () => Promise<unknown>]> = [
-    ["public timeline", () => publicTimeline(server.ctx, undefined, { local: false, remote: false, onlyMedia: false }, PAGE)],
-    ["public timeline, signed in", () => publicTimeline(server.ctx, viewer().id, { local: false, remote: false, onlyMedia: false }, PAGE)],
-    ["public timeline, local", () => publicTimeline(server.ctx, viewer().id, { local: true, remote: false, onlyMedia: false }, PAGE)],
-    ["public timeline, remote, only media", () => publicTimeline(server.ctx, undefined, { local: false, remote: true, onlyMedia: true }, PAGE)],
-    ["public timeline, older page", () => publicTimeline(server.ctx, viewer().id, { local: false, remote: false, onlyMedia: false }, { ...PAGE, maxId: data.statusIds[3000] })],
-    ["public timeline, newer page (min_id)", () => publicTimeline(server.ctx, undefined, { local: false, remote: false, onlyMedia: false }, { ...PAGE, minId: data.statusIds[3000] })],
-    ["account statuses, anonymous", () => accountStatuses(server.ctx, busy(), undefined, { onlyMedia: false, excludeReplies: false, excludeReblogs: false, pinned: false }, PAGE)],
-    ["account statuses, as a viewer, no replies", () => accountStatuses(server.ctx, busy(), viewer().id, { onlyMedia: false, excludeReplies: true, excludeReblogs: true, pinned: false }, PAGE)],
+    [
+      "public timeline",
+      () => publicTimeline(server.ctx, undefined, { local: false, remote: false, onlyMedia: false }, PAGE),
+    ],
+    [
+      "public timeline, signed in",
+      () => publicTimeline(server.ctx, viewer().id, { local: false, remote: false, onlyMedia: false }, PAGE),
+    ],
+    [
+      "public timeline, local",
+      () => publicTimeline(server.ctx, viewer().id, { local: true, remote: false, onlyMedia: false }, PAGE),
+    ],
+    [
+      "public timeline, remote, only media",
+      () => publicTimeline(server.ctx, undefined, { local: false, remote: true, onlyMedia: true }, PAGE),
+    ],
+    [
+      "public timeline, older page",
+      () =>
+        publicTimeline(
+          server.ctx,
+          viewer().id,
+          { local: false, remote: false, onlyMedia: false },
+          { ...PAGE, maxId: data.statusIds[3000] },
+        ),
+    ],
+    [
+      "public timeline, newer page (min_id)",
+      () =>
+        publicTimeline(
+          server.ctx,
+          undefined,
+          { local: false, remote: false, onlyMedia: false },
+          { ...PAGE, minId: data.statusIds[3000] },
+        ),
+    ],
+    [
+      "account statuses, anonymous",
+      () =>
+        accountStatuses(
+          server.ctx,
+          busy(),
+          undefined,
+          { onlyMedia: false, excludeReplies: false, excludeReblogs: false, pinned: false },
+          PAGE,
+        ),
+    ],
+    [
+      "account statuses, as a viewer, no replies",
+      () =>
+        accountStatuses(
+          server.ctx,
+          busy(),
+          viewer().id,
+          { onlyMedia: false, excludeReplies: true, excludeReblogs: true, pinned: false },
+          PAGE,
+        ),
+    ],
     ["bookmarks", () => savedStatuses(server.ctx, busy(), "bookmarks", PAGE)],
     ["favourites", () => savedStatuses(server.ctx, busy(), "favourites", PAGE)],
     ["scheduled statuses", () => listScheduledStatuses(server.ctx, busy(), PAGE)],
@@ -221,7 +387,19 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     ["mutes", () => mutedAccounts(server.ctx, busy(), PAGE)],
     ["domain blocks", () => blockedDomains(server.ctx, busy(), PAGE)],
     ["endorsements", () => endorsedAccounts(server.ctx, busy(), PAGE)],
-    ["list members", async () => listMembers(server.ctx, (await server.ctx.db.kysely.selectFrom("lists").selectAll().where("id", "=", data.listId).executeTakeFirstOrThrow()), PAGE)],
+    [
+      "list members",
+      async () =>
+        listMembers(
+          server.ctx,
+          await server.ctx.db.kysely
+            .selectFrom("lists")
+            .selectAll()
+            .where("id", "=", data.listId)
+            .executeTakeFirstOrThrow(),
+          PAGE,
+        ),
+    ],
   ];
 
   const check = (label: string) => {
@@ -244,7 +422,9 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   });
 
   test("the checks catch a bad plan: a sort of all of an unindexed column", async () => {
-    const problems = await problemsOf(() => server.ctx.db.kysely.selectFrom("statuses").select("id").orderBy("text").limit(5).execute());
+    const problems = await problemsOf(() =>
+      server.ctx.db.kysely.selectFrom("statuses").select("id").orderBy("text").limit(5).execute(),
+    );
     assert.ok(problems.length > 0);
   });
 });

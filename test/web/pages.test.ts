@@ -4,9 +4,27 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { alertOf, Browser, cookieSetBy, decodeEntities, findForm, findForms, KIT_PASSWORD, locationOf } from "../browser.ts";
+import {
+  alertOf,
+  Browser,
+  cookieSetBy,
+  decodeEntities,
+  findForm,
+  findForms,
+  KIT_PASSWORD,
+  locationOf,
+} from "../browser.ts";
 import { saveSetting } from "../../src/services/instance/settings.ts";
-import { createTestServer, createUser, errorOf, get, request, standardAccounts, type StandardAccounts, type TestServer } from "../kit.ts";
+import {
+  createTestServer,
+  createUser,
+  errorOf,
+  get,
+  request,
+  standardAccounts,
+  type StandardAccounts,
+  type TestServer,
+} from "../kit.ts";
 
 function assertPage(res: LightMyRequestResponse, status = 200) {
   assert.equal(res.statusCode, status, res.body.slice(0, 2000));
@@ -31,9 +49,13 @@ async function settingsStatus(browser: Browser): Promise<number> {
 function newestMailLink(server: TestServer): { to: string; link: string } {
   const dir = server.config.mailDir;
   assert.ok(existsSync(dir), "mail was written");
-  const files = readdirSync(dir).sort((a, b) => (BigInt(a.replace(".eml", "")) < BigInt(b.replace(".eml", "")) ? -1 : 1));
+  const files = readdirSync(dir).sort((a, b) =>
+    BigInt(a.replace(".eml", "")) < BigInt(b.replace(".eml", "")) ? -1 : 1,
+  );
   const raw = readFileSync(join(dir, files[files.length - 1]), "utf8");
-  const text = raw.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  const text = raw
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
   const link = /https:\/\/rookery\.test(\/auth\/confirmation\?confirmation_token=[\w-]+)/.exec(text)?.[1];
   assert.ok(link, text);
   return { to: /^To: (.*)$/m.exec(raw)![1], link };
@@ -63,7 +85,15 @@ describe("public pages", () => {
     const signUp = await get(server.app, "/auth/sign_up");
     assertPage(signUp);
     const up = findForm(signUp.body, "/auth/sign_up");
-    assert.deepEqual(up.names, ["authenticity_token", "locale", "username", "email", "password", "password_confirmation", "agreement"]);
+    assert.deepEqual(up.names, [
+      "authenticity_token",
+      "locale",
+      "username",
+      "email",
+      "password",
+      "password_confirmation",
+      "agreement",
+    ]);
     assert.equal(up.fields.agreement, undefined, "the agreement box starts unchecked");
   });
 
@@ -97,12 +127,29 @@ describe("public pages", () => {
       assertPage(page, 403);
       assert.ok(page.body.includes("This server is not accepting new accounts."));
       assert.ok(page.body.includes("Come back &lt;later&gt;"), "the message is escaped");
-      assert.deepEqual(findForms(page.body).filter((f) => f.action === "/auth/sign_up"), []);
+      assert.deepEqual(
+        findForms(page.body).filter((f) => f.action === "/auth/sign_up"),
+        [],
+      );
       const browser = new Browser(server.app);
       const token = findForm((await browser.get("/auth/sign_in")).body, "/auth/sign_in").fields.authenticity_token;
-      const posted = await browser.post("/auth/sign_up", { authenticity_token: token, username: "sneakin", email: "sneakin@example.com", password: "swordfish123", password_confirmation: "swordfish123", agreement: "1" });
+      const posted = await browser.post("/auth/sign_up", {
+        authenticity_token: token,
+        username: "sneakin",
+        email: "sneakin@example.com",
+        password: "swordfish123",
+        password_confirmation: "swordfish123",
+        agreement: "1",
+      });
       assertPage(posted, 403);
-      assert.equal(await server.ctx.db.kysely.selectFrom("users").select("id").where("email", "=", "sneakin@example.com").executeTakeFirst(), undefined);
+      assert.equal(
+        await server.ctx.db.kysely
+          .selectFrom("users")
+          .select("id")
+          .where("email", "=", "sneakin@example.com")
+          .executeTakeFirst(),
+        undefined,
+      );
     } finally {
       await saveSetting(server.ctx.db.kysely, "registrations_mode", "open");
     }
@@ -117,24 +164,47 @@ describe("sign-up through the form", () => {
   });
   after(() => server.close());
 
-  const fill = (extra: Record<string, string> = {}) => ({ username: "webby", email: "webby@example.com", password: "swordfish123", password_confirmation: "swordfish123", agreement: "1", ...extra });
+  const fill = (extra: Record<string, string> = {}) => ({
+    username: "webby",
+    email: "webby@example.com",
+    password: "swordfish123",
+    password_confirmation: "swordfish123",
+    agreement: "1",
+    ...extra,
+  });
 
   test("a confirmation that does not match: 422 with the error, nothing created", async () => {
     const browser = new Browser(server.app);
-    const res = await browser.submit(await browser.get("/auth/sign_up"), "/auth/sign_up", fill({ password_confirmation: "swordfish124" }));
+    const res = await browser.submit(
+      await browser.get("/auth/sign_up"),
+      "/auth/sign_up",
+      fill({ password_confirmation: "swordfish124" }),
+    );
     assertPage(res, 422);
     assert.ok(res.body.includes("doesn&#39;t match the password"));
     const form = findForm(res.body, "/auth/sign_up");
     assert.equal(form.fields.username, "webby", "what was typed is kept");
     assert.equal(form.fields.email, "webby@example.com");
-    assert.equal(await server.ctx.db.kysely.selectFrom("users").select("id").where("email", "=", "webby@example.com").executeTakeFirst(), undefined);
+    assert.equal(
+      await server.ctx.db.kysely
+        .selectFrom("users")
+        .select("id")
+        .where("email", "=", "webby@example.com")
+        .executeTakeFirst(),
+      undefined,
+    );
     assert.equal(cookieSetBy(res, "_rookery_session"), undefined);
   });
 
   test("validation errors are shown next to the fields", async () => {
     const browser = new Browser(server.app);
     const page = await browser.get("/auth/sign_up");
-    const taken = await browser.submit(page, "/auth/sign_up", fill({ username: "alice", password: "short", password_confirmation: "short" }), ["agreement"]);
+    const taken = await browser.submit(
+      page,
+      "/auth/sign_up",
+      fill({ username: "alice", password: "short", password_confirmation: "short" }),
+      ["agreement"],
+    );
     assertPage(taken, 422);
     const text = decodeEntities(taken.body);
     assert.ok(text.includes("is already taken"));
@@ -144,10 +214,19 @@ describe("sign-up through the form", () => {
 
   test("a stale form (no CSRF token) is refused", async () => {
     const browser = new Browser(server.app);
-    const res = await browser.submit(await browser.get("/auth/sign_up"), "/auth/sign_up", fill(), ["authenticity_token"]);
+    const res = await browser.submit(await browser.get("/auth/sign_up"), "/auth/sign_up", fill(), [
+      "authenticity_token",
+    ]);
     assertPage(res, 422);
     assert.equal(alertOf(res.body), "This form has expired. Please try again.");
-    assert.equal(await server.ctx.db.kysely.selectFrom("users").select("id").where("email", "=", "webby@example.com").executeTakeFirst(), undefined);
+    assert.equal(
+      await server.ctx.db.kysely
+        .selectFrom("users")
+        .select("id")
+        .where("email", "=", "webby@example.com")
+        .executeTakeFirst(),
+      undefined,
+    );
   });
 
   test("success signs in and lands on /settings, which asks to confirm the e-mail", async () => {
@@ -158,9 +237,17 @@ describe("sign-up through the form", () => {
     assert.ok(cookieSetBy(res, "_rookery_session"));
     const settings = await browser.follow(res);
     assertPage(settings);
-    assert.equal(alertOf(settings.body)?.startsWith("Confirm your e-mail address: we sent a link to webby@example.com."), true, alertOf(settings.body));
+    assert.equal(
+      alertOf(settings.body)?.startsWith("Confirm your e-mail address: we sent a link to webby@example.com."),
+      true,
+      alertOf(settings.body),
+    );
     assert.ok(settings.body.includes("@webby@rookery.test"));
-    const user = await server.ctx.db.kysely.selectFrom("users").selectAll().where("email", "=", "webby@example.com").executeTakeFirstOrThrow();
+    const user = await server.ctx.db.kysely
+      .selectFrom("users")
+      .selectAll()
+      .where("email", "=", "webby@example.com")
+      .executeTakeFirstOrThrow();
     assert.equal(user.confirmed_at, null);
     assert.equal(user.created_by_application_id, null);
     assert.equal(user.locale, "en");
@@ -192,11 +279,22 @@ describe("sign-in, sign-out, password change", () => {
 
   const passwordGrant = async (password: string) => {
     const app = accounts.app;
-    return request(server.app, "POST", "/oauth/token", { form: { grant_type: "password", username: "carol@rookery.test", password, client_id: app.client_id, client_secret: app.client_secret } });
+    return request(server.app, "POST", "/oauth/token", {
+      form: {
+        grant_type: "password",
+        username: "carol@rookery.test",
+        password,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      },
+    });
   };
 
   test("a wrong password or unknown e-mail: 401 page with the alert, no session", async () => {
-    for (const [email, password] of [["alice@rookery.test", "wrong password"], ["nobody@rookery.test", KIT_PASSWORD]]) {
+    for (const [email, password] of [
+      ["alice@rookery.test", "wrong password"],
+      ["nobody@rookery.test", KIT_PASSWORD],
+    ]) {
       const browser = new Browser(server.app);
       const res = await browser.signIn(email, password);
       assertPage(res, 401);
@@ -215,7 +313,12 @@ describe("sign-in, sign-out, password change", () => {
 
   test("a sign-in without the CSRF token is refused", async () => {
     const browser = new Browser(server.app);
-    const res = await browser.submit(await browser.get("/auth/sign_in"), "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD }, ["authenticity_token"]);
+    const res = await browser.submit(
+      await browser.get("/auth/sign_in"),
+      "/auth/sign_in",
+      { email: "alice@rookery.test", password: KIT_PASSWORD },
+      ["authenticity_token"],
+    );
     assertPage(res, 422);
     assert.equal(alertOf(res.body), "This form has expired. Please try again.");
     assert.equal(cookieSetBy(res, "_rookery_session"), undefined);
@@ -223,7 +326,11 @@ describe("sign-in, sign-out, password change", () => {
 
   test("a disabled user cannot sign in", async () => {
     const disabled = await createUser(server.ctx, "disabledweb");
-    await server.ctx.db.kysely.updateTable("users").set({ disabled: true }).where("id", "=", disabled.user.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("users")
+      .set({ disabled: true })
+      .where("id", "=", disabled.user.id)
+      .execute();
     const res = await new Browser(server.app).signIn("disabledweb@rookery.test");
     assertPage(res, 403);
     assert.equal(alertOf(res.body), "Your account is disabled.");
@@ -283,21 +390,42 @@ describe("sign-in, sign-out, password change", () => {
     assertPage(page);
 
     const cases: Array<[Record<string, string>, string]> = [
-      [{ current_password: "not it", password: "a new passphrase", password_confirmation: "a new passphrase" }, "The current password is not correct."],
-      [{ current_password: KIT_PASSWORD, password: "short", password_confirmation: "short" }, "The new password is too short (minimum is 8 characters)."],
-      [{ current_password: KIT_PASSWORD, password: "p".repeat(73), password_confirmation: "p".repeat(73) }, "The new password is too long (maximum is 72 characters)."],
-      [{ current_password: KIT_PASSWORD, password: "a new passphrase", password_confirmation: "another one" }, "The confirmation does not match the new password."],
+      [
+        { current_password: "not it", password: "a new passphrase", password_confirmation: "a new passphrase" },
+        "The current password is not correct.",
+      ],
+      [
+        { current_password: KIT_PASSWORD, password: "short", password_confirmation: "short" },
+        "The new password is too short (minimum is 8 characters).",
+      ],
+      [
+        { current_password: KIT_PASSWORD, password: "p".repeat(73), password_confirmation: "p".repeat(73) },
+        "The new password is too long (maximum is 72 characters).",
+      ],
+      [
+        { current_password: KIT_PASSWORD, password: "a new passphrase", password_confirmation: "another one" },
+        "The confirmation does not match the new password.",
+      ],
     ];
     for (const [values, alert] of cases) {
       const res = await browser.submit(page, "/settings/password", values);
       assertPage(res, 422);
       assert.equal(alertOf(res.body), alert);
     }
-    const forged = await browser.submit(page, "/settings/password", { current_password: KIT_PASSWORD, password: "a new passphrase", password_confirmation: "a new passphrase" }, ["authenticity_token"]);
+    const forged = await browser.submit(
+      page,
+      "/settings/password",
+      { current_password: KIT_PASSWORD, password: "a new passphrase", password_confirmation: "a new passphrase" },
+      ["authenticity_token"],
+    );
     assertPage(forged, 422);
     assert.equal((await passwordGrant(KIT_PASSWORD)).statusCode, 200, "nothing changed yet");
 
-    const done = await browser.submit(page, "/settings/password", { current_password: KIT_PASSWORD, password: "a new passphrase", password_confirmation: "a new passphrase" });
+    const done = await browser.submit(page, "/settings/password", {
+      current_password: KIT_PASSWORD,
+      password: "a new passphrase",
+      password_confirmation: "a new passphrase",
+    });
     assertPage(done);
     assert.ok(done.body.includes("Your password has been changed."));
 
@@ -310,11 +438,21 @@ describe("sign-in, sign-out, password change", () => {
   });
 
   test("return_to must stay on this site", async () => {
-    for (const evil of ["//evil.example", "https://evil.example", "https://evil.example/settings", "/\\evil.example", "evil.example"]) {
+    for (const evil of [
+      "//evil.example",
+      "https://evil.example",
+      "https://evil.example/settings",
+      "/\\evil.example",
+      "evil.example",
+    ]) {
       const browser = new Browser(server.app);
       const page = await browser.get(`/auth/sign_in?return_to=${encodeURIComponent(evil)}`);
       assert.equal(findForm(page.body, "/auth/sign_in").fields.return_to, "/settings", evil);
-      const res = await browser.submit(page, "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD, return_to: evil });
+      const res = await browser.submit(page, "/auth/sign_in", {
+        email: "alice@rookery.test",
+        password: KIT_PASSWORD,
+        return_to: evil,
+      });
       assert.equal(res.statusCode, 303);
       assert.equal(res.headers.location, "/settings", evil);
       const signedIn = await browser.get(`/auth/sign_in?return_to=${encodeURIComponent(evil)}`);
@@ -327,31 +465,31 @@ describe("sign-in, sign-out, password change", () => {
     assert.equal(res.headers.location, "/settings/password", "a path on this site is kept");
   });
 
-  test(
-    "return_to with a tab inside (/<TAB>/evil.example) is not followed off-site",
-    {},
-    async () => {
-      const evil = "/\t/evil.example";
-      const browser = new Browser(server.app);
-      const page = await browser.get(`/auth/sign_in?return_to=${encodeURIComponent(evil)}`);
-      const res = await browser.submit(page, "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD });
-      assert.equal(res.statusCode, 303);
-      assert.equal(locationOf(res).origin, "https://rookery.test", `Location ${JSON.stringify(res.headers.location)} leaves the site`);
-      assert.equal(res.headers.location, "/settings");
-    },
-  );
+  test("return_to with a tab inside (/<TAB>/evil.example) is not followed off-site", {}, async () => {
+    const evil = "/\t/evil.example";
+    const browser = new Browser(server.app);
+    const page = await browser.get(`/auth/sign_in?return_to=${encodeURIComponent(evil)}`);
+    const res = await browser.submit(page, "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD });
+    assert.equal(res.statusCode, 303);
+    assert.equal(
+      locationOf(res).origin,
+      "https://rookery.test",
+      `Location ${JSON.stringify(res.headers.location)} leaves the site`,
+    );
+    assert.equal(res.headers.location, "/settings");
+  });
 
-  test(
-    "return_to with a newline falls back to /settings instead of failing",
-    {},
-    async () => {
-      const browser = new Browser(server.app);
-      const page = await browser.get("/auth/sign_in");
-      const res = await browser.submit(page, "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD, return_to: "/\n/evil.example" });
-      assert.equal(res.statusCode, 303);
-      assert.equal(res.headers.location, "/settings");
-    },
-  );
+  test("return_to with a newline falls back to /settings instead of failing", {}, async () => {
+    const browser = new Browser(server.app);
+    const page = await browser.get("/auth/sign_in");
+    const res = await browser.submit(page, "/auth/sign_in", {
+      email: "alice@rookery.test",
+      password: KIT_PASSWORD,
+      return_to: "/\n/evil.example",
+    });
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, "/settings");
+  });
 
   test("sign-in attempts from one address are throttled", async () => {
     const browser = new Browser(server.app, { remoteAddress: "203.0.113.50" });
@@ -363,7 +501,10 @@ describe("sign-in, sign-out, password change", () => {
     const res = await browser.submit(page, "/auth/sign_in", { email: "alice@rookery.test", password: KIT_PASSWORD });
     assertPage(res, 429);
     assert.equal(cookieSetBy(res, "_rookery_session"), undefined);
-    assert.equal((await new Browser(server.app, { remoteAddress: "203.0.113.51" }).signIn("alice@rookery.test")).statusCode, 303);
+    assert.equal(
+      (await new Browser(server.app, { remoteAddress: "203.0.113.51" }).signIn("alice@rookery.test")).statusCode,
+      303,
+    );
   });
 });
 
@@ -376,7 +517,14 @@ describe("/oauth/authorized_applications", () => {
   before(async () => {
     server = await createTestServer();
     accounts = await standardAccounts(server.ctx);
-    const res = await request(server.app, "POST", "/api/v1/apps", { form: { client_name: "Toot <Client>", redirect_uris: REDIRECT, scopes: "read write", website: "https://toot.example" } });
+    const res = await request(server.app, "POST", "/api/v1/apps", {
+      form: {
+        client_name: "Toot <Client>",
+        redirect_uris: REDIRECT,
+        scopes: "read write",
+        website: "https://toot.example",
+      },
+    });
     client = res.json();
   });
   after(() => server.close());
@@ -385,13 +533,27 @@ describe("/oauth/authorized_applications", () => {
   async function authorizeApp(browser: Browser): Promise<string> {
     const verifier = randomBytes(32).toString("base64url");
     const challenge = createHash("sha256").update(verifier).digest("base64url");
-    const query = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "read write", code_challenge: challenge, code_challenge_method: "S256" });
+    const query = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      scope: "read write",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    });
     const consent = await browser.get(`/oauth/authorize?${query}`);
     assert.equal(consent.statusCode, 200);
     const approved = await browser.submit(consent, (f) => f.fields.decision === "approve");
     const code = locationOf(approved).searchParams.get("code")!;
     const token = await request(server.app, "POST", "/oauth/token", {
-      form: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.client_id, client_secret: client.client_secret },
+      form: {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      },
     });
     assert.equal(token.statusCode, 200, token.body);
     return token.json().access_token;
@@ -419,14 +581,26 @@ describe("/oauth/authorized_applications", () => {
     const res = await browser.submit(page, revokeForm.action);
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, "/oauth/authorized_applications");
-    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)), [401, "The access token was revoked"]);
-    assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", accounts.alice.token)).statusCode, 200, "other apps keep their tokens");
+    assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/verify_credentials", accessToken)), [
+      401,
+      "The access token was revoked",
+    ]);
+    assert.equal(
+      (await get(server.app, "/api/v1/accounts/verify_credentials", accounts.alice.token)).statusCode,
+      200,
+      "other apps keep their tokens",
+    );
 
     const listed = await browser.follow(res);
     assert.ok(!listed.body.includes("Toot &lt;Client&gt;"));
     assert.ok(listed.body.includes("Test Client"));
     // Authorizing again asks for consent again.
-    const query = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "read write" });
+    const query = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      scope: "read write",
+    });
     assert.equal((await browser.get(`/oauth/authorize?${query}`)).statusCode, 200);
   });
 
@@ -435,14 +609,25 @@ describe("/oauth/authorized_applications", () => {
     await browser.signIn("carol@rookery.test");
     await authorizeApp(browser);
     // Consent is now skipped: the next authorization answers a code at once.
-    const query = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "read write" });
+    const query = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      scope: "read write",
+    });
     const immediate = await browser.get(`/oauth/authorize?${query}`);
     assert.equal(immediate.statusCode, 303);
     const code = locationOf(immediate).searchParams.get("code")!;
     const page = await browser.get("/oauth/authorized_applications");
     await browser.submit(page, `/oauth/authorized_applications/${client.id}/revoke`);
     const res = await request(server.app, "POST", "/oauth/token", {
-      form: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret },
+      form: {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECT,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      },
     });
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().error, "invalid_grant");
@@ -456,14 +641,20 @@ describe("/oauth/authorized_applications", () => {
     await bob.signIn("bob@rookery.test");
     const page = await bob.get("/oauth/authorized_applications");
     assert.ok(!page.body.includes("Toot &lt;Client&gt;"));
-    const res = await bob.post(`/oauth/authorized_applications/${client.id}/revoke`, { authenticity_token: bob.cookies.get("_rookery_csrf")! });
+    const res = await bob.post(`/oauth/authorized_applications/${client.id}/revoke`, {
+      authenticity_token: bob.cookies.get("_rookery_csrf")!,
+    });
     assert.equal(res.statusCode, 303);
     assert.equal((await get(server.app, "/api/v1/accounts/verify_credentials", aliceToken)).statusCode, 200);
   });
 
   test("an account without authorized apps sees an empty list", async () => {
     const user = await createUser(server.ctx, "loner");
-    await server.ctx.db.kysely.updateTable("oauth_access_tokens").set({ revoked_at: new Date().toISOString() }).where("user_id", "=", user.user.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("oauth_access_tokens")
+      .set({ revoked_at: new Date().toISOString() })
+      .where("user_id", "=", user.user.id)
+      .execute();
     const browser = new Browser(server.app);
     await browser.signIn("loner@rookery.test");
     const page = await browser.get("/oauth/authorized_applications");

@@ -1,6 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
-import { authenticateClient, exchangeAuthorizationCode, issueClientCredentials, OAuthError, passwordGrant, revokeToken } from "../../services/auth/oauth.ts";
+import {
+  authenticateClient,
+  exchangeAuthorizationCode,
+  issueClientCredentials,
+  OAuthError,
+  passwordGrant,
+  revokeToken,
+} from "../../services/auth/oauth.ts";
 import { toStringParam } from "../params.ts";
 import { applyThrottles, ENDPOINT_THROTTLES } from "../rate_limit.ts";
 
@@ -12,7 +19,10 @@ function clientCredentials(req: FastifyRequest): { clientId?: string; clientSecr
     const colon = decoded.indexOf(":");
     if (colon > 0) {
       try {
-        return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
+        return {
+          clientId: decodeURIComponent(decoded.slice(0, colon)),
+          clientSecret: decodeURIComponent(decoded.slice(colon + 1)),
+        };
       } catch {
         throw new OAuthError(401, "invalid_client");
       }
@@ -31,10 +41,12 @@ export default async function oauthTokenRoutes(app: FastifyInstance, ctx: Ctx) {
   app.post("/oauth/token", async (req, reply) => {
     reply.header("Cache-Control", "no-store").header("Pragma", "no-cache");
     const grantType = required(req, "grant_type");
-    if (!["authorization_code", "client_credentials", "password"].includes(grantType)) throw new OAuthError(400, "unsupported_grant_type");
+    if (!["authorization_code", "client_credentials", "password"].includes(grantType))
+      throw new OAuthError(400, "unsupported_grant_type");
     const { clientId, clientSecret } = clientCredentials(req);
     // Password guesses are throttled like the sign-in form.
-    if (grantType === "password") await applyThrottles(ctx.rateLimits, [ENDPOINT_THROTTLES.sign_in], req, reply, undefined);
+    if (grantType === "password")
+      await applyThrottles(ctx.rateLimits, [ENDPOINT_THROTTLES.sign_in], req, reply, undefined);
     const client = await authenticateClient(ctx.db.kysely, clientId, clientSecret);
     switch (grantType) {
       case "authorization_code":
@@ -46,7 +58,11 @@ export default async function oauthTokenRoutes(app: FastifyInstance, ctx: Ctx) {
       case "client_credentials":
         return issueClientCredentials(ctx.db.kysely, client, toStringParam(req.input.scope));
       default:
-        return passwordGrant(ctx, client, { username: required(req, "username"), password: required(req, "password"), scope: toStringParam(req.input.scope) });
+        return passwordGrant(ctx, client, {
+          username: required(req, "username"),
+          password: required(req, "password"),
+          scope: toStringParam(req.input.scope),
+        });
     }
   });
 

@@ -13,7 +13,9 @@ export default async function oauthUserinfoRoutes(app: FastifyInstance, ctx: Ctx
       name: account.display_name || account.username,
       preferred_username: account.username,
       profile: accountUrl(ctx, account),
-      picture: account.avatar_file ? `${ctx.config.baseUrl}/system/${account.avatar_file}` : `${ctx.config.baseUrl}/avatars/original/missing.png`,
+      picture: account.avatar_file
+        ? `${ctx.config.baseUrl}/system/${account.avatar_file}`
+        : `${ctx.config.baseUrl}/avatars/original/missing.png`,
     };
   };
   const options = { preHandler: app.auth({ scopes: ["profile"], user: true }) };

@@ -23,18 +23,30 @@ export default async function accountCollectionRoutes(app: FastifyInstance, ctx:
       const owner = await targetAccount(ctx, toId(req.input.id));
       const page = pageParams(req.input, 40, 80);
       const { rows, accounts } = await list(ctx, owner, req.viewer?.account?.id, page);
-      setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.id,
+        limit: page.limit,
+        prevParam: "since_id",
+      });
       return serializeAccounts(ctx, accounts);
     });
   }
 
-  app.get("/api/v1/accounts/familiar_followers", { preHandler: app.auth({ scopes: ["read:follows"], user: true }) }, async (req) => {
-    const viewer = userOf(req);
-    const ids = [...new Set(toStringArray(req.input.id))].slice(0, MAX_FAMILIAR).map((id) => toId(id)).filter((id): id is string => id !== undefined);
-    const targets = (await findVisibleAccounts(ctx, ids)).filter((a) => !a.suspended_at);
-    const familiar = await familiarFollowers(ctx, viewer.account, targets);
-    const everyone = [...new Map([...familiar.values()].flat().map((a) => [a.id, a])).values()];
-    const serialized = new Map((await serializeAccounts(ctx, everyone)).map((a) => [a.id, a]));
-    return targets.map((t) => ({ id: t.id, accounts: (familiar.get(t.id) ?? []).map((a) => serialized.get(a.id)) }));
-  });
+  app.get(
+    "/api/v1/accounts/familiar_followers",
+    { preHandler: app.auth({ scopes: ["read:follows"], user: true }) },
+    async (req) => {
+      const viewer = userOf(req);
+      const ids = [...new Set(toStringArray(req.input.id))]
+        .slice(0, MAX_FAMILIAR)
+        .map((id) => toId(id))
+        .filter((id): id is string => id !== undefined);
+      const targets = (await findVisibleAccounts(ctx, ids)).filter((a) => !a.suspended_at);
+      const familiar = await familiarFollowers(ctx, viewer.account, targets);
+      const everyone = [...new Map([...familiar.values()].flat().map((a) => [a.id, a])).values()];
+      const serialized = new Map((await serializeAccounts(ctx, everyone)).map((a) => [a.id, a]));
+      return targets.map((t) => ({ id: t.id, accounts: (familiar.get(t.id) ?? []).map((a) => serialized.get(a.id)) }));
+    },
+  );
 }

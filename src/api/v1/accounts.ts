@@ -8,7 +8,16 @@ import { registerUser, registeringApplication } from "../../services/accounts/re
 import { tokenResponse } from "../../services/auth/oauth.ts";
 import { issueAccessToken } from "../../services/auth/tokens.ts";
 import { userOf } from "../auth.ts";
-import { isUploadedFile, orderedValues, toBoolean, toId, toObject, toStringArray, toStringParam, type ParamValue } from "../params.ts";
+import {
+  isUploadedFile,
+  orderedValues,
+  toBoolean,
+  toId,
+  toObject,
+  toStringArray,
+  toStringParam,
+  type ParamValue,
+} from "../params.ts";
 
 const PROFILE_UPLOAD_LIMIT = 16 * 1024 * 1024;
 
@@ -51,7 +60,11 @@ export default async function accountRoutes(app: FastifyInstance, ctx: Ctx) {
         req.ip,
       );
       // The new user's token carries the app's registered scopes (Mastodon's AppSignUpService).
-      const { row, accessToken } = await issueAccessToken(ctx.db.kysely, { applicationId: application.id, userId: user.id, scopes: application.scopes });
+      const { row, accessToken } = await issueAccessToken(ctx.db.kysely, {
+        applicationId: application.id,
+        userId: user.id,
+        scopes: application.scopes,
+      });
       reply.header("Cache-Control", "no-store");
       return tokenResponse(row, accessToken);
     },
@@ -95,24 +108,35 @@ export default async function accountRoutes(app: FastifyInstance, ctx: Ctx) {
     },
   );
 
-  app.get("/api/v1/accounts/lookup", { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) }, async (req) => {
-    const acct = toStringParam(req.input.acct);
-    if (!acct) throw new ParameterMissing("acct");
-    const account = await lookupAccount(ctx, acct);
-    if (!account) throw new NotFound();
-    return serializeAccount(ctx, account);
-  });
+  app.get(
+    "/api/v1/accounts/lookup",
+    { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) },
+    async (req) => {
+      const acct = toStringParam(req.input.acct);
+      if (!acct) throw new ParameterMissing("acct");
+      const account = await lookupAccount(ctx, acct);
+      if (!account) throw new NotFound();
+      return serializeAccount(ctx, account);
+    },
+  );
 
   app.get("/api/v1/accounts", { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) }, async (req) => {
     const ids = toStringArray(req.input.id);
     if (ids.length > 40) throw new ValidationFailed("Too many IDs requested (maximum is 40)");
-    const rows = await findVisibleAccounts(ctx, ids.map((id) => toId(id)).filter((id): id is string => !!id));
+    const rows = await findVisibleAccounts(
+      ctx,
+      ids.map((id) => toId(id)).filter((id): id is string => !!id),
+    );
     return serializeAccounts(ctx, rows);
   });
 
-  app.get("/api/v1/accounts/:id", { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) }, async (req) => {
-    const account = await findVisibleAccount(ctx, toId(req.input.id));
-    if (!account) throw new NotFound();
-    return serializeAccount(ctx, account);
-  });
+  app.get(
+    "/api/v1/accounts/:id",
+    { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) },
+    async (req) => {
+      const account = await findVisibleAccount(ctx, toId(req.input.id));
+      if (!account) throw new NotFound();
+      return serializeAccount(ctx, account);
+    },
+  );
 }

@@ -2,7 +2,12 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeApplication, serializeCredentialApplication } from "../../entities/application.ts";
 import { ValidationFailed } from "../../errors.ts";
-import { applicationOfToken, applicationProblems, insertApplication, splitRedirectUris } from "../../services/auth/applications.ts";
+import {
+  applicationOfToken,
+  applicationProblems,
+  insertApplication,
+  splitRedirectUris,
+} from "../../services/auth/applications.ts";
 import { isKnownScope, parseScopes } from "../../services/auth/scopes.ts";
 import { toStringArray, toStringParam } from "../params.ts";
 
@@ -12,11 +17,15 @@ export default async function appRoutes(app: FastifyInstance, ctx: Ctx) {
     { preHandler: app.auth({ optional: true, alwaysPublic: true }), config: { throttles: ["apps"] } },
     async (req) => {
       const input = req.input;
-      const rawUris = Array.isArray(input.redirect_uris) ? toStringArray(input.redirect_uris) : toStringParam(input.redirect_uris);
+      const rawUris = Array.isArray(input.redirect_uris)
+        ? toStringArray(input.redirect_uris)
+        : toStringParam(input.redirect_uris);
       const params = {
         name: toStringParam(input.client_name),
         redirectUris: splitRedirectUris(rawUris),
-        scopes: parseScopes(Array.isArray(input.scopes) ? toStringArray(input.scopes).join(" ") : (toStringParam(input.scopes) ?? "read")),
+        scopes: parseScopes(
+          Array.isArray(input.scopes) ? toStringArray(input.scopes).join(" ") : (toStringParam(input.scopes) ?? "read"),
+        ),
         website: toStringParam(input.website),
       };
       if (params.scopes.length === 0) params.scopes = ["read"];

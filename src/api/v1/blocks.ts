@@ -31,7 +31,11 @@ export default async function blockRoutes(app: FastifyInstance, ctx: Ctx) {
     [
       "mute",
       "write:mutes",
-      (viewer, target, input) => muteAccount(ctx, viewer, target, { notifications: toBoolean(input.notifications), duration: toInteger(input.duration) }),
+      (viewer, target, input) =>
+        muteAccount(ctx, viewer, target, {
+          notifications: toBoolean(input.notifications),
+          duration: toInteger(input.duration),
+        }),
     ],
     ["unmute", "write:mutes", (viewer, target) => unmuteAccount(ctx, viewer, target)],
   ];
@@ -48,16 +52,32 @@ export default async function blockRoutes(app: FastifyInstance, ctx: Ctx) {
     const viewer = userOf(req);
     const page = pageParams(req.input, 40, 80);
     const { rows, accounts } = await blockedAccounts(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
-    return serializeAccounts(ctx, accounts.map((a) => a.account));
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      prevParam: "since_id",
+    });
+    return serializeAccounts(
+      ctx,
+      accounts.map((a) => a.account),
+    );
   });
 
   app.get("/api/v1/mutes", { preHandler: auth("read:mutes") }, async (req, reply) => {
     const viewer = userOf(req);
     const page = pageParams(req.input, 40, 80);
     const { rows, accounts } = await mutedAccounts(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
-    const serialized = await serializeAccounts(ctx, accounts.map((a) => a.account));
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      prevParam: "since_id",
+    });
+    const serialized = await serializeAccounts(
+      ctx,
+      accounts.map((a) => a.account),
+    );
     // MutedAccount: the account and when the mute ends.
     return serialized.map((account, i) => ({ ...account, mute_expires_at: accounts[i].expiresAt }));
   });
@@ -66,7 +86,12 @@ export default async function blockRoutes(app: FastifyInstance, ctx: Ctx) {
     const viewer = userOf(req);
     const page = pageParams(req.input, 100, 200);
     const rows = await blockedDomains(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      prevParam: "since_id",
+    });
     return rows.map((r) => r.domain);
   });
 

@@ -2,7 +2,12 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeAccounts } from "../../entities/account.ts";
 import { serializeRelationship } from "../../entities/relationship.ts";
-import { endorseAccount, endorsedAccounts, setAccountNote, unendorseAccount } from "../../services/accounts/endorsements.ts";
+import {
+  endorseAccount,
+  endorsedAccounts,
+  setAccountNote,
+  unendorseAccount,
+} from "../../services/accounts/endorsements.ts";
 import { targetAccount } from "../../services/accounts/follow.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
@@ -34,19 +39,37 @@ export default async function endorsementRoutes(app: FastifyInstance, ctx: Ctx) 
     return serializeRelationship(ctx, viewer.account.id, target.id);
   });
 
-  app.get("/api/v1/endorsements", { preHandler: app.auth({ scopes: ["read:accounts"], user: true }) }, async (req, reply) => {
-    const viewer = userOf(req);
-    const page = pageParams(req.input, 40, 80);
-    const { rows, accounts } = await endorsedAccounts(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
-    return serializeAccounts(ctx, accounts);
-  });
+  app.get(
+    "/api/v1/endorsements",
+    { preHandler: app.auth({ scopes: ["read:accounts"], user: true }) },
+    async (req, reply) => {
+      const viewer = userOf(req);
+      const page = pageParams(req.input, 40, 80);
+      const { rows, accounts } = await endorsedAccounts(ctx, viewer.account, page);
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.id,
+        limit: page.limit,
+        prevParam: "since_id",
+      });
+      return serializeAccounts(ctx, accounts);
+    },
+  );
 
-  app.get("/api/v1/accounts/:id/endorsements", { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) }, async (req, reply) => {
-    const owner = await targetAccount(ctx, toId(req.input.id));
-    const page = pageParams(req.input, 40, 80);
-    const { rows, accounts } = await endorsedAccounts(ctx, owner, page);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
-    return serializeAccounts(ctx, accounts);
-  });
+  app.get(
+    "/api/v1/accounts/:id/endorsements",
+    { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) },
+    async (req, reply) => {
+      const owner = await targetAccount(ctx, toId(req.input.id));
+      const page = pageParams(req.input, 40, 80);
+      const { rows, accounts } = await endorsedAccounts(ctx, owner, page);
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.id,
+        limit: page.limit,
+        prevParam: "since_id",
+      });
+      return serializeAccounts(ctx, accounts);
+    },
+  );
 }

@@ -49,21 +49,34 @@ export default async function followRoutes(app: FastifyInstance, ctx: Ctx) {
     });
   }
 
-  app.get("/api/v1/accounts/relationships", { preHandler: app.auth({ scopes: ["read:follows"], user: true }) }, async (req) => {
-    const viewer = userOf(req);
-    // At most 100 accounts a request: clients ask for a page's worth; more would be an unbounded query.
-    const requested = [...new Set(toStringArray(req.input.id))].slice(0, MAX_RELATIONSHIPS);
-    const ids = requested.map((id) => toId(id)).filter((id): id is string => id !== undefined);
-    const withSuspended = toBoolean(req.input.with_suspended) ?? false;
-    const accounts = (await findVisibleAccounts(ctx, ids)).filter((a) => withSuspended || !a.suspended_at);
-    return serializeRelationships(ctx, viewer.account.id, accounts.map((a) => a.id));
-  });
+  app.get(
+    "/api/v1/accounts/relationships",
+    { preHandler: app.auth({ scopes: ["read:follows"], user: true }) },
+    async (req) => {
+      const viewer = userOf(req);
+      // At most 100 accounts a request: clients ask for a page's worth; more would be an unbounded query.
+      const requested = [...new Set(toStringArray(req.input.id))].slice(0, MAX_RELATIONSHIPS);
+      const ids = requested.map((id) => toId(id)).filter((id): id is string => id !== undefined);
+      const withSuspended = toBoolean(req.input.with_suspended) ?? false;
+      const accounts = (await findVisibleAccounts(ctx, ids)).filter((a) => withSuspended || !a.suspended_at);
+      return serializeRelationships(
+        ctx,
+        viewer.account.id,
+        accounts.map((a) => a.id),
+      );
+    },
+  );
 
   app.get("/api/v1/follow_requests", { preHandler: readFollows }, async (req, reply) => {
     const viewer = userOf(req);
     const page = pageParams(req.input, 40, 80);
     const { rows, accounts } = await followRequestsFor(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      prevParam: "since_id",
+    });
     return serializeAccounts(ctx, accounts);
   });
 

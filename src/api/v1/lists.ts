@@ -20,7 +20,11 @@ import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toBoolean, toId, toInteger, toStringArray, toStringParam, type ParamObject } from "../params.ts";
 
 function listParams(input: ParamObject): ListParams {
-  return { title: toStringParam(input.title), repliesPolicy: toStringParam(input.replies_policy), exclusive: toBoolean(input.exclusive) };
+  return {
+    title: toStringParam(input.title),
+    repliesPolicy: toStringParam(input.replies_policy),
+    exclusive: toBoolean(input.exclusive),
+  };
 }
 
 /** Lists and their members (the list timeline lives with the other timelines). */
@@ -28,11 +32,17 @@ export default async function listRoutes(app: FastifyInstance, ctx: Ctx) {
   const read = app.auth({ scopes: ["read:lists"], user: true });
   const write = app.auth({ scopes: ["write:lists"], user: true });
 
-  app.get("/api/v1/lists", { preHandler: read }, async (req) => (await ownLists(ctx, userOf(req).account)).map(serializeList));
+  app.get("/api/v1/lists", { preHandler: read }, async (req) =>
+    (await ownLists(ctx, userOf(req).account)).map(serializeList),
+  );
 
-  app.get("/api/v1/lists/:id", { preHandler: read }, async (req) => serializeList(await ownList(ctx, userOf(req).account, toId(req.input.id))));
+  app.get("/api/v1/lists/:id", { preHandler: read }, async (req) =>
+    serializeList(await ownList(ctx, userOf(req).account, toId(req.input.id))),
+  );
 
-  app.post("/api/v1/lists", { preHandler: write }, async (req) => serializeList(await createList(ctx, userOf(req).account, listParams(req.input))));
+  app.post("/api/v1/lists", { preHandler: write }, async (req) =>
+    serializeList(await createList(ctx, userOf(req).account, listParams(req.input))),
+  );
 
   app.put("/api/v1/lists/:id", { preHandler: write }, async (req) => {
     const list = await ownList(ctx, userOf(req).account, toId(req.input.id));
@@ -50,7 +60,13 @@ export default async function listRoutes(app: FastifyInstance, ctx: Ctx) {
     const all = toInteger(req.input.limit) === 0;
     const page = pageParams(req.input, 40, 80);
     const { rows, accounts } = await listMembers(ctx, list, all ? "all" : page);
-    if (!all) setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, prevParam: "since_id" });
+    if (!all)
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.id,
+        limit: page.limit,
+        prevParam: "since_id",
+      });
     return serializeAccounts(ctx, accounts);
   });
 

@@ -7,11 +7,15 @@ import { userOf } from "../auth.ts";
 
 export default async function profileRoutes(app: FastifyInstance, ctx: Ctx) {
   for (const kind of ["avatar", "header"] as const) {
-    app.delete(`/api/v1/profile/${kind}`, { preHandler: app.auth({ scopes: ["write:accounts"], user: true }) }, async (req) => {
-      const viewer = userOf(req);
-      const account = await removeProfileImage(ctx, viewer.account, kind);
-      return serializeCredentialAccount(ctx, account, viewer.user, viewer.role);
-    });
+    app.delete(
+      `/api/v1/profile/${kind}`,
+      { preHandler: app.auth({ scopes: ["write:accounts"], user: true }) },
+      async (req) => {
+        const viewer = userOf(req);
+        const account = await removeProfileImage(ctx, viewer.account, kind);
+        return serializeCredentialAccount(ctx, account, viewer.user, viewer.role);
+      },
+    );
   }
 
   app.get("/api/v1/preferences", { preHandler: app.auth({ scopes: ["read:accounts"], user: true }) }, async (req) => {

@@ -1,7 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeScheduledStatus, serializeScheduledStatuses } from "../../entities/scheduled_status.ts";
-import { cancelScheduledStatus, findOwnScheduledStatus, listScheduledStatuses, rescheduleStatus } from "../../services/statuses/schedule.ts";
+import {
+  cancelScheduledStatus,
+  findOwnScheduledStatus,
+  listScheduledStatuses,
+  rescheduleStatus,
+} from "../../services/statuses/schedule.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toId, toTime } from "../params.ts";

@@ -42,25 +42,33 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
   for (const [name, scope, action] of ACTIONS) {
     app.post(
       `/api/v1/statuses/:id/${name}`,
-      { preHandler: app.auth({ scopes: [scope], user: true }), config: name === "unreblog" ? { throttles: ["status_deletion"] } : {} },
+      {
+        preHandler: app.auth({ scopes: [scope], user: true }),
+        config: name === "unreblog" ? { throttles: ["status_deletion"] } : {},
+      },
       async (req) => {
         const viewer = userOf(req);
         // Pinning looks at the status itself: a boost must be refused, not swapped for the original.
-        const status = name === "pin" || name === "unpin"
-          ? await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id)
-          : await actionTarget(ctx, toId(req.input.id), viewer.account);
+        const status =
+          name === "pin" || name === "unpin"
+            ? await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id)
+            : await actionTarget(ctx, toId(req.input.id), viewer.account);
         const updated = (await action(ctx, viewer, status, req)) ?? status;
         return serializeStatus(ctx, await reloadStatus(ctx, updated.id), viewer.account);
       },
     );
   }
 
-  app.post("/api/v1/statuses/:id/reblog", { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) }, async (req) => {
-    const viewer = userOf(req);
-    const status = await actionTarget(ctx, toId(req.input.id), viewer.account);
-    const boost = await reblog(ctx, viewer.account, status, toStringParam(req.input.visibility));
-    return serializeStatus(ctx, boost, viewer.account);
-  });
+  app.post(
+    "/api/v1/statuses/:id/reblog",
+    { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) },
+    async (req) => {
+      const viewer = userOf(req);
+      const status = await actionTarget(ctx, toId(req.input.id), viewer.account);
+      const boost = await reblog(ctx, viewer.account, status, toStringParam(req.input.visibility));
+      return serializeStatus(ctx, boost, viewer.account);
+    },
+  );
 
   const readStatuses = app.auth({ optional: true, scopes: ["read:statuses"] });
 
@@ -73,7 +81,12 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
       const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
       const page = pageParams(req.input, 40, 80);
       const { rows, accounts } = await list(ctx, status.id, page, viewer?.id);
-      setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.cursor, limit: page.limit, prevParam: "since_id" });
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.cursor,
+        limit: page.limit,
+        prevParam: "since_id",
+      });
       return serializeAccounts(ctx, accounts);
     });
   }

@@ -14,7 +14,17 @@ import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../ser
 import { postStatus, type PostParams } from "../../services/statuses/post.ts";
 import type { PollParams } from "../../services/statuses/validate.ts";
 import { userOf } from "../auth.ts";
-import { orderedValues, toBoolean, toId, toInteger, toObject, toStringArray, toStringParam, toTime, type ParamObject } from "../params.ts";
+import {
+  orderedValues,
+  toBoolean,
+  toId,
+  toInteger,
+  toObject,
+  toStringArray,
+  toStringParam,
+  toTime,
+  type ParamObject,
+} from "../params.ts";
 
 /** The poll of a create or edit request, when `poll[options]` or `poll[expires_in]` is given. */
 export function pollParams(input: ParamObject): PollParams | undefined {
@@ -52,7 +62,9 @@ export function createParams(input: ParamObject): PostParams {
 
 /** The parameters of PUT /api/v1/statuses/:id: absent fields keep their value. */
 export function editParams(input: ParamObject): EditStatusParams {
-  const attributes = Array.isArray(input.media_attributes) ? input.media_attributes : orderedValues(toObject(input.media_attributes) ?? {});
+  const attributes = Array.isArray(input.media_attributes)
+    ? input.media_attributes
+    : orderedValues(toObject(input.media_attributes) ?? {});
   return {
     text: toStringParam(input.status),
     spoilerText: toStringParam(input.spoiler_text),
@@ -61,7 +73,11 @@ export function editParams(input: ParamObject): EditStatusParams {
     mediaIds: input.media_ids === undefined ? undefined : toStringArray(input.media_ids),
     mediaAttributes: attributes.map((entry) => {
       const a = toObject(entry) ?? {};
-      return { id: toStringParam(a.id) ?? "", description: toStringParam(a.description), focus: toStringParam(a.focus) };
+      return {
+        id: toStringParam(a.id) ?? "",
+        description: toStringParam(a.description),
+        focus: toStringParam(a.focus),
+      };
     }),
     poll: pollParams(input),
   };
@@ -125,11 +141,15 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
     return serializeStatusHistory(ctx, status);
   });
 
-  app.get("/api/v1/statuses/:id/source", { preHandler: app.auth({ scopes: ["read:statuses"], user: true }) }, async (req) => {
-    const viewer = userOf(req);
-    const status = await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id);
-    return serializeStatusSource(status);
-  });
+  app.get(
+    "/api/v1/statuses/:id/source",
+    { preHandler: app.auth({ scopes: ["read:statuses"], user: true }) },
+    async (req) => {
+      const viewer = userOf(req);
+      const status = await findVisibleStatus(ctx, toId(req.input.id), viewer.account.id);
+      return serializeStatusSource(status);
+    },
+  );
 
   app.delete(
     "/api/v1/statuses/:id",

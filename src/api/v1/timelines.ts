@@ -33,7 +33,13 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
     };
     const rows = await accountStatuses(ctx, owner, viewer?.id, options, page);
     const keep = ["pinned", "tagged", "only_media", "exclude_replies", "exclude_reblogs"];
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, nextWhen: "non-empty", keep });
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      nextWhen: "non-empty",
+      keep,
+    });
     return serializeStatuses(ctx, rows, viewer);
   });
 
@@ -43,10 +49,20 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
     const rows = await publicTimeline(
       ctx,
       viewer?.id,
-      { local: toBoolean(req.input.local) === true, remote: toBoolean(req.input.remote) === true, onlyMedia: toBoolean(req.input.only_media) === true },
+      {
+        local: toBoolean(req.input.local) === true,
+        remote: toBoolean(req.input.remote) === true,
+        onlyMedia: toBoolean(req.input.only_media) === true,
+      },
       page,
     );
-    setLinkHeader(ctx.config, req, reply, { items: rows, cursor: (r) => r.id, limit: page.limit, nextWhen: "non-empty", keep: ["local", "remote", "only_media"] });
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      nextWhen: "non-empty",
+      keep: ["local", "remote", "only_media"],
+    });
     return serializeStatuses(ctx, rows, viewer);
   });
 }

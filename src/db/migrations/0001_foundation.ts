@@ -61,7 +61,9 @@ async function createAccounts(db: AnyDb, t: ColumnTypes): Promise<void> {
   table = counter(table, "statuses_count");
   table = table.addColumn("last_status_at", t.timestamp).addColumn("fetched_at", t.timestamp);
   await timestamps(table, t).execute();
-  await sql`CREATE UNIQUE INDEX index_accounts_on_username_and_domain ON accounts (lower(username), coalesce(domain, ''))`.execute(db);
+  await sql`CREATE UNIQUE INDEX index_accounts_on_username_and_domain ON accounts (lower(username), coalesce(domain, ''))`.execute(
+    db,
+  );
   await db.schema.createIndex("index_accounts_on_domain").on("accounts").column("domain").execute();
 }
 
@@ -133,7 +135,11 @@ async function createOauth(db: AnyDb, t: ColumnTypes): Promise<void> {
     .addColumn("last_used_at", t.timestamp)
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("index_oauth_access_tokens_on_user_id").on("oauth_access_tokens").column("user_id").execute();
+  await db.schema
+    .createIndex("index_oauth_access_tokens_on_user_id")
+    .on("oauth_access_tokens")
+    .column("user_id")
+    .execute();
 
   await db.schema
     .createTable("oauth_access_grants")
@@ -176,9 +182,17 @@ async function createStatuses(db: AnyDb, t: ColumnTypes): Promise<void> {
   table = counter(table, "favourites_count");
   table = table.addColumn("edited_at", t.timestamp).addColumn("deleted_at", t.timestamp);
   await timestamps(table, t).execute();
-  await db.schema.createIndex("index_statuses_on_account_id_and_id").on("statuses").columns(["account_id", "id"]).execute();
+  await db.schema
+    .createIndex("index_statuses_on_account_id_and_id")
+    .on("statuses")
+    .columns(["account_id", "id"])
+    .execute();
   await db.schema.createIndex("index_statuses_on_in_reply_to_id").on("statuses").column("in_reply_to_id").execute();
-  await db.schema.createIndex("index_statuses_on_reblog_of_id").on("statuses").columns(["reblog_of_id", "account_id"]).execute();
+  await db.schema
+    .createIndex("index_statuses_on_reblog_of_id")
+    .on("statuses")
+    .columns(["reblog_of_id", "account_id"])
+    .execute();
 }
 
 async function createInstanceTables(db: AnyDb, t: ColumnTypes): Promise<void> {
@@ -202,7 +216,9 @@ async function createInstanceTables(db: AnyDb, t: ColumnTypes): Promise<void> {
   emojis = flag(emojis, t, "visible_in_picker", true);
   emojis = emojis.addColumn("category", "text");
   await timestamps(emojis, t).execute();
-  await sql`CREATE UNIQUE INDEX index_custom_emojis_on_shortcode_and_domain ON custom_emojis (shortcode, coalesce(domain, ''))`.execute(db);
+  await sql`CREATE UNIQUE INDEX index_custom_emojis_on_shortcode_and_domain ON custom_emojis (shortcode, coalesce(domain, ''))`.execute(
+    db,
+  );
 
   await db.schema
     .createTable("jobs")
@@ -221,7 +237,9 @@ async function createInstanceTables(db: AnyDb, t: ColumnTypes): Promise<void> {
     .execute();
   await db.schema.createIndex("index_jobs_on_run_at").on("jobs").column("run_at").execute();
   // At most one live job per unique key (recurring jobs), however many processes schedule it.
-  await sql`CREATE UNIQUE INDEX index_jobs_on_unique_key ON jobs (unique_key) WHERE unique_key IS NOT NULL AND failed_at IS NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX index_jobs_on_unique_key ON jobs (unique_key) WHERE unique_key IS NOT NULL AND failed_at IS NULL`.execute(
+    db,
+  );
 }
 
 export const foundation: RookeryMigration = {

@@ -13,13 +13,23 @@ export const defaultRoles: RookeryMigration = {
   async up(db: Kysely<any>) {
     const now = new Date().toISOString();
     const role = (id: string, name: string, permissions: number, position: number, highlighted: boolean) => ({
-      id, name, permissions, position, highlighted, color: "", created_at: now, updated_at: now,
+      id,
+      name,
+      permissions,
+      position,
+      highlighted,
+      color: "",
+      created_at: now,
+      updated_at: now,
     });
-    await db.insertInto("user_roles").values([
-      role("-99", "", INVITE_USERS, -1, false),
-      role("1", "Moderator", MODERATOR, 10, true),
-      role("2", "Admin", ALL_BUT_ADMINISTRATOR_AND_DEVOPS, 100, true),
-      role("3", "Owner", ADMINISTRATOR, 1000, true),
-    ]).execute();
+    await db
+      .insertInto("user_roles")
+      .values([
+        role("-99", "", INVITE_USERS, -1, false),
+        role("1", "Moderator", MODERATOR, 10, true),
+        role("2", "Admin", ALL_BUT_ADMINISTRATOR_AND_DEVOPS, 100, true),
+        role("3", "Owner", ADMINISTRATOR, 1000, true),
+      ])
+      .execute();
   },
 };

@@ -33,7 +33,11 @@ export const signIn: RookeryMigration = {
       .addColumn("created_at", t.timestamp, (c) => c.notNull())
       .addColumn("updated_at", t.timestamp, (c) => c.notNull())
       .execute();
-    await db.schema.createIndex("index_notifications_on_account_id_and_id").on("notifications").columns(["account_id", "id"]).execute();
+    await db.schema
+      .createIndex("index_notifications_on_account_id_and_id")
+      .on("notifications")
+      .columns(["account_id", "id"])
+      .execute();
 
     await db.schema
       .createTable("email_domain_blocks")

@@ -57,7 +57,9 @@ async function createStatusParts(db: AnyDb, t: ColumnTypes): Promise<void> {
   await db.schema.alterTable("statuses").addColumn("poll_id", t.id).execute();
   await db.schema.createIndex("index_statuses_on_conversation_id").on("statuses").column("conversation_id").execute();
   // One boost per account and status.
-  await sql`CREATE UNIQUE INDEX index_statuses_on_account_id_and_reblog_of_id ON statuses (account_id, reblog_of_id) WHERE reblog_of_id IS NOT NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX index_statuses_on_account_id_and_reblog_of_id ON statuses (account_id, reblog_of_id) WHERE reblog_of_id IS NOT NULL`.execute(
+    db,
+  );
 
   let mentions = db.schema
     .createTable("mentions")
@@ -69,7 +71,11 @@ async function createStatusParts(db: AnyDb, t: ColumnTypes): Promise<void> {
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .addUniqueConstraint("mentions_status_account_unique", ["status_id", "account_id"])
     .execute();
-  await db.schema.createIndex("index_mentions_on_account_id_and_status_id").on("mentions").columns(["account_id", "status_id"]).execute();
+  await db.schema
+    .createIndex("index_mentions_on_account_id_and_status_id")
+    .on("mentions")
+    .columns(["account_id", "status_id"])
+    .execute();
 
   await db.schema
     .createTable("tags")
@@ -153,8 +159,16 @@ async function createMediaAndPolls(db: AnyDb, t: ColumnTypes): Promise<void> {
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .addColumn("updated_at", t.timestamp, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("index_media_attachments_on_status_id").on("media_attachments").column("status_id").execute();
-  await db.schema.createIndex("index_media_attachments_on_account_id").on("media_attachments").columns(["account_id", "status_id"]).execute();
+  await db.schema
+    .createIndex("index_media_attachments_on_status_id")
+    .on("media_attachments")
+    .column("status_id")
+    .execute();
+  await db.schema
+    .createIndex("index_media_attachments_on_account_id")
+    .on("media_attachments")
+    .columns(["account_id", "status_id"])
+    .execute();
 
   let polls = db.schema
     .createTable("polls")
@@ -193,8 +207,16 @@ async function createMediaAndPolls(db: AnyDb, t: ColumnTypes): Promise<void> {
     .addColumn("params", "text", (c) => c.notNull())
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("index_scheduled_statuses_on_scheduled_at").on("scheduled_statuses").column("scheduled_at").execute();
-  await db.schema.createIndex("index_scheduled_statuses_on_account_id").on("scheduled_statuses").column("account_id").execute();
+  await db.schema
+    .createIndex("index_scheduled_statuses_on_scheduled_at")
+    .on("scheduled_statuses")
+    .column("scheduled_at")
+    .execute();
+  await db.schema
+    .createIndex("index_scheduled_statuses_on_account_id")
+    .on("scheduled_statuses")
+    .column("account_id")
+    .execute();
 }
 
 async function createCards(db: AnyDb, t: ColumnTypes): Promise<void> {

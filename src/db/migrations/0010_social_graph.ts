@@ -23,7 +23,11 @@ function accountPair(db: AnyDb, t: ColumnTypes, name: string): Table {
 async function createAccountRelations(db: AnyDb, t: ColumnTypes): Promise<void> {
   let mutes = accountPair(db, t, "mutes");
   mutes = flag(mutes, t, "hide_notifications", true);
-  await mutes.addColumn("expires_at", t.timestamp).addColumn("created_at", t.timestamp, (c) => c.notNull()).addColumn("updated_at", t.timestamp, (c) => c.notNull()).execute();
+  await mutes
+    .addColumn("expires_at", t.timestamp)
+    .addColumn("created_at", t.timestamp, (c) => c.notNull())
+    .addColumn("updated_at", t.timestamp, (c) => c.notNull())
+    .execute();
   await db.schema.createIndex("index_mutes_on_target_account_id").on("mutes").column("target_account_id").execute();
   await db.schema.createIndex("index_mutes_on_expires_at").on("mutes").column("expires_at").execute();
 
@@ -37,10 +41,20 @@ async function createAccountRelations(db: AnyDb, t: ColumnTypes): Promise<void> 
     .addColumn("updated_at", t.timestamp, (c) => c.notNull())
     .execute();
   // A locked account's pending requests, newest first.
-  await db.schema.createIndex("index_follow_requests_on_target_account_id_and_id").on("follow_requests").columns(["target_account_id", "id"]).execute();
+  await db.schema
+    .createIndex("index_follow_requests_on_target_account_id_and_id")
+    .on("follow_requests")
+    .columns(["target_account_id", "id"])
+    .execute();
 
-  await accountPair(db, t, "account_pins").addColumn("created_at", t.timestamp, (c) => c.notNull()).execute();
-  await db.schema.createIndex("index_account_pins_on_target_account_id").on("account_pins").column("target_account_id").execute();
+  await accountPair(db, t, "account_pins")
+    .addColumn("created_at", t.timestamp, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex("index_account_pins_on_target_account_id")
+    .on("account_pins")
+    .column("target_account_id")
+    .execute();
 
   await accountPair(db, t, "account_notes")
     .addColumn("comment", "text", (c) => c.notNull())
@@ -57,11 +71,21 @@ async function createAccountRelations(db: AnyDb, t: ColumnTypes): Promise<void> 
     .addUniqueConstraint("account_domain_blocks_account_domain_unique", ["account_id", "domain"])
     .execute();
 
-  await accountPair(db, t, "follow_recommendation_suppressions").addColumn("created_at", t.timestamp, (c) => c.notNull()).execute();
+  await accountPair(db, t, "follow_recommendation_suppressions")
+    .addColumn("created_at", t.timestamp, (c) => c.notNull())
+    .execute();
 
   // Paging the follows of an account and its followers, newest first (followers/following lists).
-  await db.schema.createIndex("index_follows_on_account_id_and_id").on("follows").columns(["account_id", "id"]).execute();
-  await db.schema.createIndex("index_follows_on_target_account_id_and_id").on("follows").columns(["target_account_id", "id"]).execute();
+  await db.schema
+    .createIndex("index_follows_on_account_id_and_id")
+    .on("follows")
+    .columns(["account_id", "id"])
+    .execute();
+  await db.schema
+    .createIndex("index_follows_on_target_account_id_and_id")
+    .on("follows")
+    .columns(["target_account_id", "id"])
+    .execute();
   await db.schema.createIndex("index_blocks_on_account_id_and_id").on("blocks").columns(["account_id", "id"]).execute();
 }
 
@@ -73,7 +97,10 @@ async function createListsAndTags(db: AnyDb, t: ColumnTypes): Promise<void> {
     .addColumn("title", "text", (c) => c.notNull())
     .addColumn("replies_policy", "text", (c) => c.notNull().defaultTo("list"));
   lists = flag(lists, t, "exclusive", false);
-  await lists.addColumn("created_at", t.timestamp, (c) => c.notNull()).addColumn("updated_at", t.timestamp, (c) => c.notNull()).execute();
+  await lists
+    .addColumn("created_at", t.timestamp, (c) => c.notNull())
+    .addColumn("updated_at", t.timestamp, (c) => c.notNull())
+    .execute();
   await db.schema.createIndex("index_lists_on_account_id").on("lists").column("account_id").execute();
 
   await db.schema

@@ -15,7 +15,9 @@ export const listIndexes: RookeryMigration = {
   // deno-lint-ignore no-explicit-any
   async up(db: Kysely<any>) {
     await sql`DROP INDEX index_statuses_on_reblog_of_id`.execute(db);
-    await sql`CREATE INDEX index_statuses_on_reblog_of_id_and_id ON statuses (reblog_of_id, id) WHERE reblog_of_id IS NOT NULL`.execute(db);
+    await sql`CREATE INDEX index_statuses_on_reblog_of_id_and_id ON statuses (reblog_of_id, id) WHERE reblog_of_id IS NOT NULL`.execute(
+      db,
+    );
     await sql`DROP INDEX index_favourites_on_status_id`.execute(db);
     await sql`DROP INDEX index_scheduled_statuses_on_account_id`.execute(db);
     const pairs: Array<[table: string, owner: string]> = [

@@ -23,9 +23,17 @@ export const housekeeping: RookeryMigration = {
       .addColumn("created_at", t.timestamp, (c) => c.notNull())
       .addUniqueConstraint("status_translations_status_language_unique", ["status_id", "language"])
       .execute();
-    await db.schema.createIndex("index_status_translations_on_created_at").on("status_translations").column("created_at").execute();
+    await db.schema
+      .createIndex("index_status_translations_on_created_at")
+      .on("status_translations")
+      .column("created_at")
+      .execute();
     await sql`CREATE INDEX index_polls_open_on_expires_at ON polls (expires_at) WHERE closed_at IS NULL`.execute(db);
-    await db.schema.createIndex("index_preview_cards_statuses_on_preview_card_id").on("preview_cards_statuses").column("preview_card_id").execute();
+    await db.schema
+      .createIndex("index_preview_cards_statuses_on_preview_card_id")
+      .on("preview_cards_statuses")
+      .column("preview_card_id")
+      .execute();
     await db.schema.createIndex("index_preview_cards_on_updated_at").on("preview_cards").column("updated_at").execute();
   },
 };

@@ -11,7 +11,11 @@ export async function accountById(db: Kysely<Database>, id: string | undefined):
 }
 
 /** The accounts of `ids` that exist, in no particular order; `activeOnly` leaves suspended ones out. */
-export async function accountsByIds(db: Kysely<Database>, ids: readonly string[], options: { activeOnly?: boolean } = {}): Promise<AccountRow[]> {
+export async function accountsByIds(
+  db: Kysely<Database>,
+  ids: readonly string[],
+  options: { activeOnly?: boolean } = {},
+): Promise<AccountRow[]> {
   const valid = idsOnly(ids);
   if (valid.length === 0) return [];
   let query = db.selectFrom("accounts").selectAll().where("id", "in", valid);
@@ -25,5 +29,6 @@ export async function accountsByIds(db: Kysely<Database>, ids: readonly string[]
  * transaction ends; SQLite's transactions already run one at a time (`begin immediate`).
  */
 export async function lockAccountRow(tx: Kysely<Database>, engine: Engine, accountId: string): Promise<void> {
-  if (engine === "postgres") await tx.selectFrom("accounts").select("id").where("id", "=", accountId).forUpdate().execute();
+  if (engine === "postgres")
+    await tx.selectFrom("accounts").select("id").where("id", "=", accountId).forUpdate().execute();
 }

@@ -3,7 +3,10 @@ import type { Kysely } from "kysely";
 import { isIdLike } from "../ids.ts";
 import type { ApplicationRow, Database } from "../schema.ts";
 
-export async function applicationById(db: Kysely<Database>, id: string | null | undefined): Promise<ApplicationRow | undefined> {
+export async function applicationById(
+  db: Kysely<Database>,
+  id: string | null | undefined,
+): Promise<ApplicationRow | undefined> {
   if (!id || !isIdLike(id)) return undefined;
   return db.selectFrom("oauth_applications").selectAll().where("id", "=", id).executeTakeFirst();
 }

@@ -26,41 +26,109 @@ export interface RelationshipFacts {
   notes: Map<string, string>;
 }
 
-function settingsOf(row: { target_account_id: string; show_reblogs: boolean; notify: boolean; languages: string | null }): [string, FollowSettings] {
-  return [row.target_account_id, { showReblogs: row.show_reblogs, notify: row.notify, languages: row.languages ? (JSON.parse(row.languages) as string[]) : null }];
+function settingsOf(row: {
+  target_account_id: string;
+  show_reblogs: boolean;
+  notify: boolean;
+  languages: string | null;
+}): [string, FollowSettings] {
+  return [
+    row.target_account_id,
+    {
+      showReblogs: row.show_reblogs,
+      notify: row.notify,
+      languages: row.languages ? (JSON.parse(row.languages) as string[]) : null,
+    },
+  ];
 }
 
-export async function relationshipFacts(db: Kysely<Database>, viewerId: string, accountIds: readonly string[]): Promise<RelationshipFacts> {
+export async function relationshipFacts(
+  db: Kysely<Database>,
+  viewerId: string,
+  accountIds: readonly string[],
+): Promise<RelationshipFacts> {
   const ids = [...new Set(accountIds)];
   if (ids.length === 0) {
-    return { following: new Map(), requested: new Map(), followedBy: new Set(), requestedBy: new Set(), blocking: new Set(), blockedBy: new Set(), muting: new Map(), domainBlocking: new Set(), endorsed: new Set(), notes: new Map() };
+    return {
+      following: new Map(),
+      requested: new Map(),
+      followedBy: new Set(),
+      requestedBy: new Set(),
+      blocking: new Set(),
+      blockedBy: new Set(),
+      muting: new Map(),
+      domainBlocking: new Set(),
+      endorsed: new Set(),
+      notes: new Map(),
+    };
   }
   const now = new Date().toISOString();
   const settings = ["target_account_id", "show_reblogs", "notify", "languages"] as const;
-  const [following, requested, followedBy, requestedBy, blocking, blockedBy, muting, domainBlocking, endorsed, notes] = await Promise.all([
-    db.selectFrom("follows").select(settings).where("account_id", "=", viewerId).where("target_account_id", "in", ids).execute(),
-    db.selectFrom("follow_requests").select(settings).where("account_id", "=", viewerId).where("target_account_id", "in", ids).execute(),
-    db.selectFrom("follows").select("account_id as id").where("target_account_id", "=", viewerId).where("account_id", "in", ids).execute(),
-    db.selectFrom("follow_requests").select("account_id as id").where("target_account_id", "=", viewerId).where("account_id", "in", ids).execute(),
-    db.selectFrom("blocks").select("target_account_id as id").where("account_id", "=", viewerId).where("target_account_id", "in", ids).execute(),
-    db.selectFrom("blocks").select("account_id as id").where("target_account_id", "=", viewerId).where("account_id", "in", ids).execute(),
-    db
-      .selectFrom("mutes")
-      .select(["target_account_id as id", "hide_notifications"])
-      .where("account_id", "=", viewerId)
-      .where("target_account_id", "in", ids)
-      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
-      .execute(),
-    db
-      .selectFrom("accounts")
-      .innerJoin("account_domain_blocks", "account_domain_blocks.domain", "accounts.domain")
-      .select("accounts.id")
-      .where("account_domain_blocks.account_id", "=", viewerId)
-      .where("accounts.id", "in", ids)
-      .execute(),
-    db.selectFrom("account_pins").select("target_account_id as id").where("account_id", "=", viewerId).where("target_account_id", "in", ids).execute(),
-    db.selectFrom("account_notes").select(["target_account_id as id", "comment"]).where("account_id", "=", viewerId).where("target_account_id", "in", ids).execute(),
-  ]);
+  const [following, requested, followedBy, requestedBy, blocking, blockedBy, muting, domainBlocking, endorsed, notes] =
+    await Promise.all([
+      db
+        .selectFrom("follows")
+        .select(settings)
+        .where("account_id", "=", viewerId)
+        .where("target_account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("follow_requests")
+        .select(settings)
+        .where("account_id", "=", viewerId)
+        .where("target_account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("follows")
+        .select("account_id as id")
+        .where("target_account_id", "=", viewerId)
+        .where("account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("follow_requests")
+        .select("account_id as id")
+        .where("target_account_id", "=", viewerId)
+        .where("account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("blocks")
+        .select("target_account_id as id")
+        .where("account_id", "=", viewerId)
+        .where("target_account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("blocks")
+        .select("account_id as id")
+        .where("target_account_id", "=", viewerId)
+        .where("account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("mutes")
+        .select(["target_account_id as id", "hide_notifications"])
+        .where("account_id", "=", viewerId)
+        .where("target_account_id", "in", ids)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+        .execute(),
+      db
+        .selectFrom("accounts")
+        .innerJoin("account_domain_blocks", "account_domain_blocks.domain", "accounts.domain")
+        .select("accounts.id")
+        .where("account_domain_blocks.account_id", "=", viewerId)
+        .where("accounts.id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("account_pins")
+        .select("target_account_id as id")
+        .where("account_id", "=", viewerId)
+        .where("target_account_id", "in", ids)
+        .execute(),
+      db
+        .selectFrom("account_notes")
+        .select(["target_account_id as id", "comment"])
+        .where("account_id", "=", viewerId)
+        .where("target_account_id", "in", ids)
+        .execute(),
+    ]);
   const ids_ = (rows: Array<{ id: string }>) => new Set(rows.map((r) => r.id));
   return {
     following: new Map(following.map(settingsOf)),
@@ -78,6 +146,10 @@ export async function relationshipFacts(db: Kysely<Database>, viewerId: string, 
 
 /** How many requests wait for `owner`'s decision (CredentialAccount `source.follow_requests_count`). */
 export async function pendingRequestCount(db: Kysely<Database>, ownerId: string): Promise<number> {
-  const row = await db.selectFrom("follow_requests").select((eb) => eb.fn.countAll<number>().as("n")).where("target_account_id", "=", ownerId).executeTakeFirst();
+  const row = await db
+    .selectFrom("follow_requests")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("target_account_id", "=", ownerId)
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }

@@ -25,7 +25,11 @@ export async function statusesByIds(db: Kysely<Database>, ids: readonly string[]
 }
 
 /** A live status of `accountId` (not deleted). */
-export async function ownStatusById(db: Kysely<Database>, id: string | undefined, accountId: string): Promise<StatusRow | undefined> {
+export async function ownStatusById(
+  db: Kysely<Database>,
+  id: string | undefined,
+  accountId: string,
+): Promise<StatusRow | undefined> {
   if (!id || !isIdLike(id)) return undefined;
   return db
     .selectFrom("statuses")
@@ -38,7 +42,12 @@ export async function ownStatusById(db: Kysely<Database>, id: string | undefined
 
 /** `accountId`'s boosts of a status (normally at most one). */
 export async function boostsBy(db: Kysely<Database>, accountId: string, statusId: string): Promise<StatusRow[]> {
-  return db.selectFrom("statuses").selectAll().where("account_id", "=", accountId).where("reblog_of_id", "=", statusId).execute();
+  return db
+    .selectFrom("statuses")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("reblog_of_id", "=", statusId)
+    .execute();
 }
 
 /** The recorded versions of a status, oldest first (empty when it was never edited). */
@@ -46,7 +55,10 @@ export async function statusEdits(db: Kysely<Database>, statusId: string): Promi
   return db.selectFrom("status_edits").selectAll().where("status_id", "=", statusId).orderBy("id").execute();
 }
 
-export async function scheduledStatusById(db: Kysely<Database>, id: string | undefined): Promise<ScheduledStatusRow | undefined> {
+export async function scheduledStatusById(
+  db: Kysely<Database>,
+  id: string | undefined,
+): Promise<ScheduledStatusRow | undefined> {
   if (!id || !isIdLike(id)) return undefined;
   return db.selectFrom("scheduled_statuses").selectAll().where("id", "=", id).executeTakeFirst();
 }

@@ -20,27 +20,52 @@ async function collectionHidden(ctx: Ctx, owner: AccountRow, viewerId: string | 
   if (viewerId === owner.id) return false;
   if (owner.hide_collections) return true;
   if (!viewerId) return false;
-  const blocked = await ctx.db.kysely.selectFrom("blocks").select("id").where("account_id", "=", owner.id).where("target_account_id", "=", viewerId).executeTakeFirst();
+  const blocked = await ctx.db.kysely
+    .selectFrom("blocks")
+    .select("id")
+    .where("account_id", "=", owner.id)
+    .where("target_account_id", "=", viewerId)
+    .executeTakeFirst();
   return blocked !== undefined;
 }
 
 async function pageOf(ctx: Ctx, rows: Array<{ id: string; other: string }>): Promise<AccountsPage> {
-  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.other), { activeOnly: true });
+  const found = await accountsByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.other),
+    { activeOnly: true },
+  );
   const byId = new Map(found.map((a) => [a.id, a]));
   return { rows, accounts: rows.map((r) => byId.get(r.other)).filter((a) => a !== undefined) };
 }
 
 /** The accounts following `owner`, newest follow first. */
-export async function followersOf(ctx: Ctx, owner: AccountRow, viewerId: string | undefined, page: PageParams): Promise<AccountsPage> {
+export async function followersOf(
+  ctx: Ctx,
+  owner: AccountRow,
+  viewerId: string | undefined,
+  page: PageParams,
+): Promise<AccountsPage> {
   if (await collectionHidden(ctx, owner, viewerId)) return { rows: [], accounts: [] };
-  const query = ctx.db.kysely.selectFrom("follows").select(["id", "account_id as other"]).where("target_account_id", "=", owner.id);
+  const query = ctx.db.kysely
+    .selectFrom("follows")
+    .select(["id", "account_id as other"])
+    .where("target_account_id", "=", owner.id);
   return pageOf(ctx, await fetchPage(query, "id", page));
 }
 
 /** The accounts `owner` follows, newest follow first. */
-export async function followingOf(ctx: Ctx, owner: AccountRow, viewerId: string | undefined, page: PageParams): Promise<AccountsPage> {
+export async function followingOf(
+  ctx: Ctx,
+  owner: AccountRow,
+  viewerId: string | undefined,
+  page: PageParams,
+): Promise<AccountsPage> {
   if (await collectionHidden(ctx, owner, viewerId)) return { rows: [], accounts: [] };
-  const query = ctx.db.kysely.selectFrom("follows").select(["id", "target_account_id as other"]).where("account_id", "=", owner.id);
+  const query = ctx.db.kysely
+    .selectFrom("follows")
+    .select(["id", "target_account_id as other"])
+    .where("account_id", "=", owner.id);
   return pageOf(ctx, await fetchPage(query, "id", page));
 }
 
@@ -48,7 +73,12 @@ export async function followingOf(ctx: Ctx, owner: AccountRow, viewerId: string 
  * For each of `targets`: the accounts the viewer follows that follow it (at most `perTarget`),
  * none for a target that hides its collections. One query for all targets.
  */
-export async function familiarFollowers(ctx: Ctx, viewer: AccountRow, targets: readonly AccountRow[], perTarget = 40): Promise<Map<string, AccountRow[]>> {
+export async function familiarFollowers(
+  ctx: Ctx,
+  viewer: AccountRow,
+  targets: readonly AccountRow[],
+  perTarget = 40,
+): Promise<Map<string, AccountRow[]>> {
   const open = targets.filter((t) => !t.hide_collections || t.id === viewer.id).map((t) => t.id);
   const result = new Map<string, AccountRow[]>(targets.map((t) => [t.id, []]));
   if (open.length === 0) return result;
@@ -60,8 +90,16 @@ export async function familiarFollowers(ctx: Ctx, viewer: AccountRow, targets: r
     .where("theirs.target_account_id", "in", open)
     .orderBy("theirs.id", "desc")
     .execute();
-  const accounts = await accountsByIds(ctx.db.kysely, pairs.map((p) => p.familiar), { activeOnly: true });
-  const hidden = await hiddenAccounts(ctx.db.kysely, viewer.id, accounts.map((a) => a.id));
+  const accounts = await accountsByIds(
+    ctx.db.kysely,
+    pairs.map((p) => p.familiar),
+    { activeOnly: true },
+  );
+  const hidden = await hiddenAccounts(
+    ctx.db.kysely,
+    viewer.id,
+    accounts.map((a) => a.id),
+  );
   const byId = new Map(accounts.filter((a) => !hidden.has(a.id)).map((a) => [a.id, a]));
   for (const pair of pairs) {
     const list = result.get(pair.target);

@@ -34,13 +34,24 @@ export type ConfirmationResult = "confirmed" | "invalid" | "expired";
 /** Confirms the e-mail address a token was sent to. */
 export async function confirmEmail(ctx: Ctx, token: string): Promise<ConfirmationResult> {
   if (!token || token.length > 200) return "invalid";
-  const user = await ctx.db.kysely.selectFrom("users").selectAll().where("confirmation_token", "=", digest(token)).executeTakeFirst();
+  const user = await ctx.db.kysely
+    .selectFrom("users")
+    .selectAll()
+    .where("confirmation_token", "=", digest(token))
+    .executeTakeFirst();
   if (!user) return "invalid";
-  if (!user.confirmation_sent_at || Date.parse(user.confirmation_sent_at) + CONFIRM_WITHIN_MS < Date.now()) return "expired";
+  if (!user.confirmation_sent_at || Date.parse(user.confirmation_sent_at) + CONFIRM_WITHIN_MS < Date.now())
+    return "expired";
   const now = new Date().toISOString();
   await ctx.db.kysely
     .updateTable("users")
-    .set({ confirmed_at: now, email: pendingAddress(user), unconfirmed_email: null, confirmation_token: null, updated_at: now })
+    .set({
+      confirmed_at: now,
+      email: pendingAddress(user),
+      unconfirmed_email: null,
+      confirmation_token: null,
+      updated_at: now,
+    })
     .where("id", "=", user.id)
     .execute();
   return "confirmed";

@@ -52,11 +52,19 @@ export function localAccountUris(baseUrl: string, username: string) {
 export async function createLocalUser(ctx: Ctx, params: CreateLocalUserParams): Promise<LocalUser> {
   const username = params.username.trim();
   const email = params.email.trim();
-  const details = await validateNewUser(ctx.db.kysely, { username, email, password: params.password }, { allowReserved: params.allowReserved ?? false });
+  const details = await validateNewUser(
+    ctx.db.kysely,
+    { username, email, password: params.password },
+    { allowReserved: params.allowReserved ?? false },
+  );
   if (Object.keys(details).length > 0) throw new ValidationFailed(describeDetails(details), { details });
 
   const [keys, encryptedPassword] = await Promise.all([
-    generateKeyPairAsync("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } }),
+    generateKeyPairAsync("rsa", {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: "spki", format: "pem" },
+      privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    }),
     hashPassword(params.password),
   ]);
   const now = new Date().toISOString();
@@ -65,7 +73,11 @@ export async function createLocalUser(ctx: Ctx, params: CreateLocalUserParams): 
   } catch (error) {
     // Someone took the name or address between the check and the insert: answer as the check would.
     if (!isUniqueViolation(error)) throw error;
-    const raced = await validateNewUser(ctx.db.kysely, { username, email, password: params.password }, { allowReserved: true });
+    const raced = await validateNewUser(
+      ctx.db.kysely,
+      { username, email, password: params.password },
+      { allowReserved: true },
+    );
     throw new ValidationFailed(describeDetails(raced), { details: raced });
   }
 }
@@ -73,7 +85,13 @@ export async function createLocalUser(ctx: Ctx, params: CreateLocalUserParams): 
 async function insertUser(
   ctx: Ctx,
   params: CreateLocalUserParams,
-  values: { username: string; email: string; keys: { publicKey: string; privateKey: string }; encryptedPassword: string; now: string },
+  values: {
+    username: string;
+    email: string;
+    keys: { publicKey: string; privateKey: string };
+    encryptedPassword: string;
+    now: string;
+  },
 ): Promise<LocalUser> {
   const { username, email, keys, encryptedPassword, now } = values;
   return ctx.db.kysely.transaction().execute(async (tx) => {
@@ -124,6 +142,10 @@ export async function findLocalUser(ctx: Ctx, username: string): Promise<LocalUs
     .where((eb) => eb(eb.fn("lower", ["username"]), "=", username.trim().toLowerCase()))
     .executeTakeFirst();
   if (!account) return undefined;
-  const user = await ctx.db.kysely.selectFrom("users").selectAll().where("account_id", "=", account.id).executeTakeFirst();
+  const user = await ctx.db.kysely
+    .selectFrom("users")
+    .selectAll()
+    .where("account_id", "=", account.id)
+    .executeTakeFirst();
   return user ? { account, user } : undefined;
 }

@@ -13,7 +13,12 @@ export const NOTE_LIMIT = 2000;
 
 /** Features `target` on the user's profile; only accounts the user follows (idempotent). */
 export async function endorseAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
-  const following = await ctx.db.kysely.selectFrom("follows").select("id").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).executeTakeFirst();
+  const following = await ctx.db.kysely
+    .selectFrom("follows")
+    .select("id")
+    .where("account_id", "=", viewer.id)
+    .where("target_account_id", "=", target.id)
+    .executeTakeFirst();
   if (!following) throw new ValidationFailed("You must be already following the person you want to endorse");
   await ctx.db.kysely
     .insertInto("account_pins")
@@ -23,14 +28,29 @@ export async function endorseAccount(ctx: Ctx, viewer: AccountRow, target: Accou
 }
 
 export async function unendorseAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
-  await ctx.db.kysely.deleteFrom("account_pins").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+  await ctx.db.kysely
+    .deleteFrom("account_pins")
+    .where("account_id", "=", viewer.id)
+    .where("target_account_id", "=", target.id)
+    .execute();
 }
 
 /** A page of the accounts `owner` features, newest first, paged by the endorsement rows' IDs. */
-export async function endorsedAccounts(ctx: Ctx, owner: AccountRow, page: PageParams): Promise<{ rows: Array<{ id: string }>; accounts: AccountRow[] }> {
-  const query = ctx.db.kysely.selectFrom("account_pins").select(["id", "target_account_id"]).where("account_id", "=", owner.id);
+export async function endorsedAccounts(
+  ctx: Ctx,
+  owner: AccountRow,
+  page: PageParams,
+): Promise<{ rows: Array<{ id: string }>; accounts: AccountRow[] }> {
+  const query = ctx.db.kysely
+    .selectFrom("account_pins")
+    .select(["id", "target_account_id"])
+    .where("account_id", "=", owner.id);
   const rows = await fetchPage(query, "id", page);
-  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.target_account_id), { activeOnly: true });
+  const found = await accountsByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.target_account_id),
+    { activeOnly: true },
+  );
   const byId = new Map(found.map((a) => [a.id, a]));
   return { rows, accounts: rows.map((r) => byId.get(r.target_account_id)).filter((a) => a !== undefined) };
 }
@@ -40,14 +60,26 @@ export async function setAccountNote(ctx: Ctx, viewer: AccountRow, target: Accou
   const text = comment.trim();
   const db = ctx.db.kysely;
   if (text === "") {
-    await db.deleteFrom("account_notes").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+    await db
+      .deleteFrom("account_notes")
+      .where("account_id", "=", viewer.id)
+      .where("target_account_id", "=", target.id)
+      .execute();
     return;
   }
-  if ([...text].length > NOTE_LIMIT) throw new ValidationFailed(`Comment is too long (maximum is ${NOTE_LIMIT} characters)`);
+  if ([...text].length > NOTE_LIMIT)
+    throw new ValidationFailed(`Comment is too long (maximum is ${NOTE_LIMIT} characters)`);
   const now = new Date().toISOString();
   await db
     .insertInto("account_notes")
-    .values({ id: newId(), account_id: viewer.id, target_account_id: target.id, comment: text, created_at: now, updated_at: now })
+    .values({
+      id: newId(),
+      account_id: viewer.id,
+      target_account_id: target.id,
+      comment: text,
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doUpdateSet({ comment: text, updated_at: now }))
     .execute();
 }

@@ -39,13 +39,28 @@ export interface HiddenOptions {
 }
 
 /** The accounts among `authorIds` hidden from `viewerId`, with one query per kind of relation. */
-export async function hiddenAccounts(db: Kysely<Database>, viewerId: string, authorIds: readonly string[], options: HiddenOptions = {}): Promise<Set<string>> {
+export async function hiddenAccounts(
+  db: Kysely<Database>,
+  viewerId: string,
+  authorIds: readonly string[],
+  options: HiddenOptions = {},
+): Promise<Set<string>> {
   const ids = [...new Set(authorIds)].filter((id) => id !== viewerId);
   if (ids.length === 0) return new Set();
   const at = now();
   const [blocking, blockedBy, muting, domains] = await Promise.all([
-    db.selectFrom("blocks").select("target_account_id as id").where("account_id", "=", viewerId).where("target_account_id", "in", ids).execute(),
-    db.selectFrom("blocks").select("account_id as id").where("target_account_id", "=", viewerId).where("account_id", "in", ids).execute(),
+    db
+      .selectFrom("blocks")
+      .select("target_account_id as id")
+      .where("account_id", "=", viewerId)
+      .where("target_account_id", "in", ids)
+      .execute(),
+    db
+      .selectFrom("blocks")
+      .select("account_id as id")
+      .where("target_account_id", "=", viewerId)
+      .where("account_id", "in", ids)
+      .execute(),
     options.mutes === false
       ? []
       : db

@@ -47,7 +47,9 @@ async function isBlockedEitherWay(db: Kysely<Database>, a: string, b: string): P
 
 function encodeLanguages(languages: string[] | null | undefined): string | null | undefined {
   if (languages === undefined) return undefined;
-  const codes = [...new Set((languages ?? []).map((l) => l.trim().toLowerCase()).filter((l) => /^[a-z]{2,3}$/.test(l)))];
+  const codes = [
+    ...new Set((languages ?? []).map((l) => l.trim().toLowerCase()).filter((l) => /^[a-z]{2,3}$/.test(l))),
+  ];
   return codes.length ? JSON.stringify(codes) : null;
 }
 
@@ -61,7 +63,12 @@ function changedSettings(options: FollowOptions) {
   };
 }
 
-async function moveCounters(tx: Transaction<Database>, followerId: string, followedId: string, by: 1 | -1): Promise<void> {
+async function moveCounters(
+  tx: Transaction<Database>,
+  followerId: string,
+  followedId: string,
+  by: 1 | -1,
+): Promise<void> {
   const op = by === 1 ? "+" : "-";
   await tx
     .updateTable("accounts")
@@ -78,7 +85,13 @@ async function moveCounters(tx: Transaction<Database>, followerId: string, follo
 }
 
 /** Adds the follow (or updates its settings); true when a new follow was made. */
-async function insertFollow(tx: Transaction<Database>, followerId: string, followedId: string, options: FollowOptions, now: string): Promise<boolean> {
+async function insertFollow(
+  tx: Transaction<Database>,
+  followerId: string,
+  followedId: string,
+  options: FollowOptions,
+  now: string,
+): Promise<boolean> {
   const inserted = await tx
     .insertInto("follows")
     .values({
@@ -100,7 +113,12 @@ async function insertFollow(tx: Transaction<Database>, followerId: string, follo
   }
   const changes = changedSettings(options);
   if (Object.keys(changes).length > 0) {
-    await tx.updateTable("follows").set({ ...changes, updated_at: now }).where("account_id", "=", followerId).where("target_account_id", "=", followedId).execute();
+    await tx
+      .updateTable("follows")
+      .set({ ...changes, updated_at: now })
+      .where("account_id", "=", followerId)
+      .where("target_account_id", "=", followedId)
+      .execute();
   }
   return false;
 }
@@ -109,12 +127,23 @@ async function insertFollow(tx: Transaction<Database>, followerId: string, follo
  * `follower` follows `target`: directly, or by a follow request when `target` is locked (a follow
  * that exists already only has its settings updated). Yourself: 403; blocked either way or moved: 403.
  */
-export async function followAccount(ctx: Ctx, follower: AccountRow, target: AccountRow, options: FollowOptions): Promise<void> {
+export async function followAccount(
+  ctx: Ctx,
+  follower: AccountRow,
+  target: AccountRow,
+  options: FollowOptions,
+): Promise<void> {
   if (follower.id === target.id) throw new Forbidden("Following your own account is not allowed");
-  if (target.moved_to_account_id || (await isBlockedEitherWay(ctx.db.kysely, follower.id, target.id))) throw new Forbidden();
+  if (target.moved_to_account_id || (await isBlockedEitherWay(ctx.db.kysely, follower.id, target.id)))
+    throw new Forbidden();
   const now = new Date().toISOString();
   await ctx.db.kysely.transaction().execute(async (tx) => {
-    const following = await tx.selectFrom("follows").select("id").where("account_id", "=", follower.id).where("target_account_id", "=", target.id).executeTakeFirst();
+    const following = await tx
+      .selectFrom("follows")
+      .select("id")
+      .where("account_id", "=", follower.id)
+      .where("target_account_id", "=", target.id)
+      .executeTakeFirst();
     if (following || !target.locked) {
       await insertFollow(tx, follower.id, target.id, options, now);
       return;
@@ -136,7 +165,12 @@ export async function followAccount(ctx: Ctx, follower: AccountRow, target: Acco
       .executeTakeFirst();
     const changes = changedSettings(options);
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0 && Object.keys(changes).length > 0) {
-      await tx.updateTable("follow_requests").set({ ...changes, updated_at: now }).where("account_id", "=", follower.id).where("target_account_id", "=", target.id).execute();
+      await tx
+        .updateTable("follow_requests")
+        .set({ ...changes, updated_at: now })
+        .where("account_id", "=", follower.id)
+        .where("target_account_id", "=", target.id)
+        .execute();
     }
   });
 }
@@ -145,7 +179,11 @@ export async function followAccount(ctx: Ctx, follower: AccountRow, target: Acco
 export async function unfollowAccount(ctx: Ctx, follower: AccountRow, followed: AccountRow): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await removeFollow(tx, follower.id, followed.id);
-    await tx.deleteFrom("follow_requests").where("account_id", "=", follower.id).where("target_account_id", "=", followed.id).execute();
+    await tx
+      .deleteFrom("follow_requests")
+      .where("account_id", "=", follower.id)
+      .where("target_account_id", "=", followed.id)
+      .execute();
     await leaveLists(tx, follower.id, followed.id);
   });
 }
@@ -164,7 +202,11 @@ async function leaveLists(tx: Transaction<Database>, ownerId: string, memberId: 
  * the followed account leaves the follower's lists.
  */
 export async function removeFollow(tx: Transaction<Database>, followerId: string, followedId: string): Promise<void> {
-  const removed = await tx.deleteFrom("follows").where("account_id", "=", followerId).where("target_account_id", "=", followedId).executeTakeFirst();
+  const removed = await tx
+    .deleteFrom("follows")
+    .where("account_id", "=", followerId)
+    .where("target_account_id", "=", followedId)
+    .executeTakeFirst();
   if (Number(removed.numDeletedRows) > 0) {
     await moveCounters(tx, followerId, followedId, -1);
     await leaveLists(tx, followerId, followedId);
@@ -177,7 +219,12 @@ export async function removeFromFollowers(ctx: Ctx, owner: AccountRow, follower:
 }
 
 async function pendingRequest(db: Kysely<Database>, from: AccountRow, to: AccountRow): Promise<FollowRequestRow> {
-  const request = await db.selectFrom("follow_requests").selectAll().where("account_id", "=", from.id).where("target_account_id", "=", to.id).executeTakeFirst();
+  const request = await db
+    .selectFrom("follow_requests")
+    .selectAll()
+    .where("account_id", "=", from.id)
+    .where("target_account_id", "=", to.id)
+    .executeTakeFirst();
   if (!request) throw new NotFound();
   return request;
 }
@@ -189,7 +236,13 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const claimed = await tx.deleteFrom("follow_requests").where("id", "=", request.id).executeTakeFirst();
     if (Number(claimed.numDeletedRows) === 0) throw new NotFound();
-    await insertFollow(tx, requester.id, owner.id, { reblogs: request.show_reblogs, notify: request.notify, languages }, new Date().toISOString());
+    await insertFollow(
+      tx,
+      requester.id,
+      owner.id,
+      { reblogs: request.show_reblogs, notify: request.notify, languages },
+      new Date().toISOString(),
+    );
   });
 }
 
@@ -200,10 +253,21 @@ export async function rejectFollowRequest(ctx: Ctx, owner: AccountRow, requester
 }
 
 /** A page of the requests waiting for `owner`, newest first, paged by the request rows' IDs. */
-export async function followRequestsFor(ctx: Ctx, owner: AccountRow, page: PageParams): Promise<{ rows: Array<{ id: string; account_id: string }>; accounts: AccountRow[] }> {
-  const query = ctx.db.kysely.selectFrom("follow_requests").select(["id", "account_id"]).where("target_account_id", "=", owner.id);
+export async function followRequestsFor(
+  ctx: Ctx,
+  owner: AccountRow,
+  page: PageParams,
+): Promise<{ rows: Array<{ id: string; account_id: string }>; accounts: AccountRow[] }> {
+  const query = ctx.db.kysely
+    .selectFrom("follow_requests")
+    .select(["id", "account_id"])
+    .where("target_account_id", "=", owner.id);
   const rows = await fetchPage(query, "id", page);
-  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.account_id), { activeOnly: true });
+  const found = await accountsByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.account_id),
+    { activeOnly: true },
+  );
   const byId = new Map(found.map((a) => [a.id, a]));
   return { rows, accounts: rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined) };
 }

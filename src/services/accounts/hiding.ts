@@ -22,7 +22,13 @@ export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: Account
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await tx
       .insertInto("blocks")
-      .values({ id: newId(), account_id: viewer.id, target_account_id: target.id, uri: null, created_at: new Date().toISOString() })
+      .values({
+        id: newId(),
+        account_id: viewer.id,
+        target_account_id: target.id,
+        uri: null,
+        created_at: new Date().toISOString(),
+      })
       .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
       .execute();
     await removeFollow(tx, viewer.id, target.id);
@@ -36,12 +42,20 @@ export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: Account
         ]),
       )
       .execute();
-    await tx.deleteFrom("account_pins").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+    await tx
+      .deleteFrom("account_pins")
+      .where("account_id", "=", viewer.id)
+      .where("target_account_id", "=", target.id)
+      .execute();
   });
 }
 
 export async function unblockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
-  await ctx.db.kysely.deleteFrom("blocks").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+  await ctx.db.kysely
+    .deleteFrom("blocks")
+    .where("account_id", "=", viewer.id)
+    .where("target_account_id", "=", target.id)
+    .execute();
 }
 
 export interface MuteOptions {
@@ -52,7 +66,12 @@ export interface MuteOptions {
 }
 
 /** Mutes an account, or changes an existing mute's settings (both are rewritten, as Mastodon does). */
-export async function muteAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow, options: MuteOptions): Promise<void> {
+export async function muteAccount(
+  ctx: Ctx,
+  viewer: AccountRow,
+  target: AccountRow,
+  options: MuteOptions,
+): Promise<void> {
   refuseSelf(viewer, target);
   const now = new Date();
   const duration = options.duration && options.duration > 0 ? Math.min(options.duration, 100 * 365 * 86_400) : 0;
@@ -60,18 +79,38 @@ export async function muteAccount(ctx: Ctx, viewer: AccountRow, target: AccountR
   const hide = options.notifications ?? true;
   await ctx.db.kysely
     .insertInto("mutes")
-    .values({ id: newId(), account_id: viewer.id, target_account_id: target.id, hide_notifications: hide, expires_at: expiresAt, created_at: now.toISOString(), updated_at: now.toISOString() })
-    .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doUpdateSet({ hide_notifications: hide, expires_at: expiresAt, updated_at: now.toISOString() }))
+    .values({
+      id: newId(),
+      account_id: viewer.id,
+      target_account_id: target.id,
+      hide_notifications: hide,
+      expires_at: expiresAt,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(["account_id", "target_account_id"])
+        .doUpdateSet({ hide_notifications: hide, expires_at: expiresAt, updated_at: now.toISOString() }),
+    )
     .execute();
 }
 
 export async function unmuteAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
-  await ctx.db.kysely.deleteFrom("mutes").where("account_id", "=", viewer.id).where("target_account_id", "=", target.id).execute();
+  await ctx.db.kysely
+    .deleteFrom("mutes")
+    .where("account_id", "=", viewer.id)
+    .where("target_account_id", "=", target.id)
+    .execute();
 }
 
 /** Deletes mutes whose time is up (the `mutes.expire` job); reads already ignore them. */
 export async function removeExpiredMutes(ctx: Ctx, now = new Date()): Promise<number> {
-  const result = await ctx.db.kysely.deleteFrom("mutes").where("expires_at", "is not", null).where("expires_at", "<=", now.toISOString()).executeTakeFirst();
+  const result = await ctx.db.kysely
+    .deleteFrom("mutes")
+    .where("expires_at", "is not", null)
+    .where("expires_at", "<=", now.toISOString())
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
@@ -83,7 +122,11 @@ export interface HiddenAccountsPage {
 }
 
 async function pageOf(ctx: Ctx, rows: HiddenAccountsPage["rows"]): Promise<HiddenAccountsPage> {
-  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.target_account_id), { activeOnly: true });
+  const found = await accountsByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.target_account_id),
+    { activeOnly: true },
+  );
   const byId = new Map(found.map((a) => [a.id, a]));
   const accounts = rows.flatMap((r) => {
     const account = byId.get(r.target_account_id);
@@ -93,7 +136,10 @@ async function pageOf(ctx: Ctx, rows: HiddenAccountsPage["rows"]): Promise<Hidde
 }
 
 export async function blockedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<HiddenAccountsPage> {
-  const query = ctx.db.kysely.selectFrom("blocks").select(["id", "target_account_id"]).where("account_id", "=", viewer.id);
+  const query = ctx.db.kysely
+    .selectFrom("blocks")
+    .select(["id", "target_account_id"])
+    .where("account_id", "=", viewer.id);
   return pageOf(ctx, await fetchPage(query, "id", page));
 }
 
@@ -152,11 +198,22 @@ export async function blockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: strin
 
 export async function unblockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: string | undefined): Promise<void> {
   const domain = normalizeDomain(rawDomain);
-  await ctx.db.kysely.deleteFrom("account_domain_blocks").where("account_id", "=", viewer.id).where("domain", "=", domain).execute();
+  await ctx.db.kysely
+    .deleteFrom("account_domain_blocks")
+    .where("account_id", "=", viewer.id)
+    .where("domain", "=", domain)
+    .execute();
 }
 
 /** A page of the user's blocked domains, newest first, paged by the block rows' IDs. */
-export async function blockedDomains(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<Array<{ id: string; domain: string }>> {
-  const query = ctx.db.kysely.selectFrom("account_domain_blocks").select(["id", "domain"]).where("account_id", "=", viewer.id);
+export async function blockedDomains(
+  ctx: Ctx,
+  viewer: AccountRow,
+  page: PageParams,
+): Promise<Array<{ id: string; domain: string }>> {
+  const query = ctx.db.kysely
+    .selectFrom("account_domain_blocks")
+    .select(["id", "domain"])
+    .where("account_id", "=", viewer.id);
   return fetchPage(query, "id", page);
 }

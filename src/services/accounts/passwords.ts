@@ -8,7 +8,9 @@ const KEY_LENGTH = 64;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password.normalize("NFKC"), salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) => (error ? reject(error) : resolve(key))),
+    scrypt(password.normalize("NFKC"), salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
   );
 }
 
@@ -41,7 +43,11 @@ export async function changePassword(ctx: Ctx, userId: string, password: string,
   const encrypted = await hashPassword(password);
   const now = new Date().toISOString();
   await ctx.db.kysely.transaction().execute(async (tx) => {
-    await tx.updateTable("users").set({ encrypted_password: encrypted, updated_at: now }).where("id", "=", userId).execute();
+    await tx
+      .updateTable("users")
+      .set({ encrypted_password: encrypted, updated_at: now })
+      .where("id", "=", userId)
+      .execute();
     await tx.deleteFrom("web_sessions").where("user_id", "=", userId).where("id", "!=", keepSessionId).execute();
   });
 }

@@ -54,12 +54,19 @@ interface StoredImage {
   staticFile: string | null;
 }
 
-async function storeProfileImage(ctx: Ctx, account: AccountRow, kind: Kind, upload: ProfileImageUpload): Promise<StoredImage> {
+async function storeProfileImage(
+  ctx: Ctx,
+  account: AccountRow,
+  kind: Kind,
+  upload: ProfileImageUpload,
+): Promise<StoredImage> {
   const label = kind === "avatar" ? "Avatar" : "Header";
-  if (upload.data.length > PROFILE_IMAGE_LIMIT) throw new ValidationFailed(`${label} file size must be less than ${PROFILE_IMAGE_LIMIT / 1024 / 1024} MB`);
+  if (upload.data.length > PROFILE_IMAGE_LIMIT)
+    throw new ValidationFailed(`${label} file size must be less than ${PROFILE_IMAGE_LIMIT / 1024 / 1024} MB`);
   const info = await inspectImage(upload.data, label);
   if (!PROFILE_IMAGE_TYPES.has(info.format)) throw new ValidationFailed(`${label} content type is invalid`);
-  if (info.width * info.height > LIMITS.media.imageMatrixLimit) throw new ValidationFailed(`${label} dimensions are too large`);
+  if (info.width * info.height > LIMITS.media.imageMatrixLimit)
+    throw new ValidationFailed(`${label} dimensions are too large`);
   const [width, height] = SIZES[kind];
   let resized: ResizedImage;
   let still: ResizedImage | undefined;
@@ -88,21 +95,40 @@ function tooLong(label: string, max: number): string {
 function checkTexts(update: ProfileUpdate): string[] {
   const problems: string[] = [];
   const limits = LIMITS.accounts;
-  if (update.displayName !== undefined && graphemeLength(update.displayName) > limits.maxDisplayNameLength) problems.push(tooLong("Display name", limits.maxDisplayNameLength));
+  if (update.displayName !== undefined && graphemeLength(update.displayName) > limits.maxDisplayNameLength)
+    problems.push(tooLong("Display name", limits.maxDisplayNameLength));
   // Bios are counted like posts: a URL is 23 characters, a remote mention only its @username.
-  if (update.note !== undefined && (update.note.length > RAW_LENGTH_LIMIT || countedLength(update.note, LIMITS.statuses.charactersReservedPerUrl) > limits.maxNoteLength)) {
+  if (
+    update.note !== undefined &&
+    (update.note.length > RAW_LENGTH_LIMIT ||
+      countedLength(update.note, LIMITS.statuses.charactersReservedPerUrl) > limits.maxNoteLength)
+  ) {
     problems.push(tooLong("Note", limits.maxNoteLength));
   }
-  if (update.avatarDescription !== undefined && graphemeLength(update.avatarDescription) > limits.maxAvatarDescriptionLength) problems.push(tooLong("Avatar description", limits.maxAvatarDescriptionLength));
-  if (update.headerDescription !== undefined && graphemeLength(update.headerDescription) > limits.maxHeaderDescriptionLength) problems.push(tooLong("Header description", limits.maxHeaderDescriptionLength));
+  if (
+    update.avatarDescription !== undefined &&
+    graphemeLength(update.avatarDescription) > limits.maxAvatarDescriptionLength
+  )
+    problems.push(tooLong("Avatar description", limits.maxAvatarDescriptionLength));
+  if (
+    update.headerDescription !== undefined &&
+    graphemeLength(update.headerDescription) > limits.maxHeaderDescriptionLength
+  )
+    problems.push(tooLong("Header description", limits.maxHeaderDescriptionLength));
   if (update.fields) {
-    if (update.fields.length > limits.maxProfileFields) problems.push(`Fields is too long (maximum is ${limits.maxProfileFields} fields)`);
-    if (update.fields.some((f) => graphemeLength(f.name) > limits.profileFieldNameLimit)) problems.push(tooLong("Fields name", limits.profileFieldNameLimit));
-    if (update.fields.some((f) => graphemeLength(f.value) > limits.profileFieldValueLimit)) problems.push(tooLong("Fields value", limits.profileFieldValueLimit));
-    if (update.fields.some((f) => f.name.trim() === "" && f.value.trim() !== "")) problems.push("Fields with values missing labels");
+    if (update.fields.length > limits.maxProfileFields)
+      problems.push(`Fields is too long (maximum is ${limits.maxProfileFields} fields)`);
+    if (update.fields.some((f) => graphemeLength(f.name) > limits.profileFieldNameLimit))
+      problems.push(tooLong("Fields name", limits.profileFieldNameLimit));
+    if (update.fields.some((f) => graphemeLength(f.value) > limits.profileFieldValueLimit))
+      problems.push(tooLong("Fields value", limits.profileFieldValueLimit));
+    if (update.fields.some((f) => f.name.trim() === "" && f.value.trim() !== ""))
+      problems.push("Fields with values missing labels");
   }
-  if (update.privacy !== undefined && !["public", "unlisted", "private"].includes(update.privacy)) problems.push("Setting default privacy is not included in the list");
-  if (update.language !== undefined && update.language !== "" && !isLanguageCode(update.language)) problems.push("Setting default language is not included in the list");
+  if (update.privacy !== undefined && !["public", "unlisted", "private"].includes(update.privacy))
+    problems.push("Setting default privacy is not included in the list");
+  if (update.language !== undefined && update.language !== "" && !isLanguageCode(update.language))
+    problems.push("Setting default language is not included in the list");
   return problems;
 }
 
@@ -110,7 +136,12 @@ function checkTexts(update: ProfileUpdate): string[] {
  * Applies update_credentials: validates everything first (nothing is stored when one part is
  * refused), renders the bio and field values to HTML, processes images, then writes one update.
  */
-export async function updateProfile(ctx: Ctx, account: AccountRow, user: UserRow, given: ProfileUpdate): Promise<{ account: AccountRow; user: UserRow }> {
+export async function updateProfile(
+  ctx: Ctx,
+  account: AccountRow,
+  user: UserRow,
+  given: ProfileUpdate,
+): Promise<{ account: AccountRow; user: UserRow }> {
   // Surrounding whitespace does not count and is not kept, as Mastodon strips it before validating.
   const update: ProfileUpdate = { ...given, displayName: given.displayName?.trim(), note: given.note?.trim() };
   const problems = checkTexts(update);
@@ -129,7 +160,12 @@ export async function updateProfile(ctx: Ctx, account: AccountRow, user: UserRow
     for (const field of update.fields) {
       if (field.name.trim() === "" && field.value.trim() === "") continue;
       const rendered = await formatText(ctx, field.value, { multiline: false, rel: "me" });
-      fields.push({ name: field.name, value: field.value, value_html: rendered.html, verified_at: previous.get(field.value) ?? null });
+      fields.push({
+        name: field.name,
+        value: field.value,
+        value_html: rendered.html,
+        verified_at: previous.get(field.value) ?? null,
+      });
     }
     changes.fields = JSON.stringify(fields);
   }
@@ -162,9 +198,19 @@ export async function updateProfile(ctx: Ctx, account: AccountRow, user: UserRow
 
   const now = new Date().toISOString();
   const result = await ctx.db.kysely.transaction().execute(async (tx) => {
-    const updatedAccount = await tx.updateTable("accounts").set({ ...changes, updated_at: now }).where("id", "=", account.id).returningAll().executeTakeFirstOrThrow();
+    const updatedAccount = await tx
+      .updateTable("accounts")
+      .set({ ...changes, updated_at: now })
+      .where("id", "=", account.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     const updatedUser = settings
-      ? await tx.updateTable("users").set({ settings: JSON.stringify(settings), updated_at: now }).where("id", "=", user.id).returningAll().executeTakeFirstOrThrow()
+      ? await tx
+          .updateTable("users")
+          .set({ settings: JSON.stringify(settings), updated_at: now })
+          .where("id", "=", user.id)
+          .returningAll()
+          .executeTakeFirstOrThrow()
       : user;
     return { account: updatedAccount, user: updatedUser };
   });
@@ -176,10 +222,19 @@ export async function updateProfile(ctx: Ctx, account: AccountRow, user: UserRow
 export async function removeProfileImage(ctx: Ctx, account: AccountRow, kind: Kind): Promise<AccountRow> {
   const row = await ctx.db.kysely
     .updateTable("accounts")
-    .set({ [`${kind}_file`]: null, [`${kind}_static_file`]: null, [`${kind}_remote_url`]: null, updated_at: new Date().toISOString() })
+    .set({
+      [`${kind}_file`]: null,
+      [`${kind}_static_file`]: null,
+      [`${kind}_remote_url`]: null,
+      updated_at: new Date().toISOString(),
+    })
     .where("id", "=", account.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  await Promise.all([account[`${kind}_file`], account[`${kind}_static_file`]].filter((k): k is string => !!k).map((key) => ctx.media.delete(key)));
+  await Promise.all(
+    [account[`${kind}_file`], account[`${kind}_static_file`]]
+      .filter((k): k is string => !!k)
+      .map((key) => ctx.media.delete(key)),
+  );
   return row;
 }

@@ -34,16 +34,26 @@ export function isSupportedLocale(locale: string): boolean {
 /** Whether the e-mail's domain, or a domain above it, is on the admin's block list. */
 async function emailDomainBlocked(ctx: Ctx, domain: string): Promise<boolean> {
   const labels = domain.toLowerCase().split(".");
-  const candidates = labels.map((_, i) => labels.slice(i).join(".")).filter((d) => d.includes(".") || d === domain.toLowerCase());
-  const row = await ctx.db.kysely.selectFrom("email_domain_blocks").select("id").where("domain", "in", candidates).executeTakeFirst();
+  const candidates = labels
+    .map((_, i) => labels.slice(i).join("."))
+    .filter((d) => d.includes(".") || d === domain.toLowerCase());
+  const row = await ctx.db.kysely
+    .selectFrom("email_domain_blocks")
+    .select("id")
+    .where("domain", "in", candidates)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 /** ERR_BLOCKED or ERR_UNREACHABLE for an address whose domain may not sign up, else undefined. */
-export async function emailDomainProblem(ctx: Ctx, email: string): Promise<{ error: ErrorCode; description: string } | undefined> {
+export async function emailDomainProblem(
+  ctx: Ctx,
+  email: string,
+): Promise<{ error: ErrorCode; description: string } | undefined> {
   const domain = email.trim().split("@").pop()!.toLowerCase();
   if (await emailDomainBlocked(ctx, domain)) return { error: "ERR_BLOCKED", description: "is not allowed" };
-  if (!(await ctx.mailDomains.canReceiveMail(domain))) return { error: "ERR_UNREACHABLE", description: "does not seem to exist" };
+  if (!(await ctx.mailDomains.canReceiveMail(domain)))
+    return { error: "ERR_UNREACHABLE", description: "does not seem to exist" };
   return undefined;
 }
 
@@ -53,23 +63,34 @@ export async function emailDomainProblem(ctx: Ctx, email: string): Promise<{ err
  * and tells the staff who manage users.
  */
 /** The app a sign-up through the API comes from: only an app token (client credentials) may register. */
-export async function registeringApplication(ctx: Ctx, viewer: { user: unknown; applicationId: string | null }): Promise<ApplicationRow> {
+export async function registeringApplication(
+  ctx: Ctx,
+  viewer: { user: unknown; applicationId: string | null },
+): Promise<ApplicationRow> {
   const application = viewer.user ? undefined : await applicationById(ctx.db.kysely, viewer.applicationId);
   if (!application) throw new Forbidden("This method requires an client credentials authentication");
   return application;
 }
 
-export async function registerUser(ctx: Ctx, app: ApplicationRow | null, params: RegistrationParams, ip: string): Promise<LocalUser> {
+export async function registerUser(
+  ctx: Ctx,
+  app: ApplicationRow | null,
+  params: RegistrationParams,
+  ip: string,
+): Promise<LocalUser> {
   const { values: settings } = await loadSettings(ctx.db.kysely);
   if (settings.registrations_mode === "none") throw new Forbidden("Forbidden");
   const approvalRequired = settings.registrations_mode === "approved";
 
   const details = await validateNewUser(ctx.db.kysely, params, { allowReserved: false });
   if (!params.agreement) add(details, "agreement", "ERR_ACCEPTED", "must be accepted");
-  if (params.locale && !isSupportedLocale(params.locale)) add(details, "locale", "ERR_INCLUSION", "is not included in the list");
+  if (params.locale && !isSupportedLocale(params.locale))
+    add(details, "locale", "ERR_INCLUSION", "is not included in the list");
   const reason = params.reason?.trim() ?? "";
-  if (approvalRequired && settings.require_invite_text && reason === "") add(details, "reason", "ERR_BLANK", "can't be blank");
-  if ([...reason].length > REASON_MAX) add(details, "reason", "ERR_TOO_LONG", `is too long (maximum is ${REASON_MAX} characters)`);
+  if (approvalRequired && settings.require_invite_text && reason === "")
+    add(details, "reason", "ERR_BLANK", "can't be blank");
+  if ([...reason].length > REASON_MAX)
+    add(details, "reason", "ERR_TOO_LONG", `is too long (maximum is ${REASON_MAX} characters)`);
   if (!details.email) {
     const problem = await emailDomainProblem(ctx, params.email);
     if (problem) add(details, "email", problem.error, problem.description);
@@ -105,15 +126,17 @@ async function notifyStaffOfSignUp(ctx: Ctx, accountId: string): Promise<void> {
   const now = new Date().toISOString();
   await ctx.db.kysely
     .insertInto("notifications")
-    .values(receivers.map((r) => ({
-      id: newId(),
-      account_id: r.account_id,
-      from_account_id: accountId,
-      type: "admin.sign_up",
-      activity_type: "Account",
-      activity_id: accountId,
-      created_at: now,
-      updated_at: now,
-    })))
+    .values(
+      receivers.map((r) => ({
+        id: newId(),
+        account_id: r.account_id,
+        from_account_id: accountId,
+        type: "admin.sign_up",
+        activity_type: "Account",
+        activity_id: accountId,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
     .execute();
 }

@@ -9,7 +9,12 @@ import { sendConfirmation } from "./confirmation.ts";
 import { emailDomainProblem } from "./register.ts";
 import { EMAIL_PATTERN } from "./validation.ts";
 
-export async function resendConfirmation(ctx: Ctx, user: UserRow, applicationId: string | null, newEmail: string | undefined): Promise<void> {
+export async function resendConfirmation(
+  ctx: Ctx,
+  user: UserRow,
+  applicationId: string | null,
+  newEmail: string | undefined,
+): Promise<void> {
   if (!user.created_by_application_id || user.created_by_application_id !== applicationId) {
     throw new Forbidden("This method is only available to the application the user originally signed-up with");
   }

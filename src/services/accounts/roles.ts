@@ -54,5 +54,10 @@ export async function effectiveRole(db: Kysely<Database>, roleId: string | null)
 }
 
 export async function findRoleByName(db: Kysely<Database>, name: string): Promise<UserRoleRow | undefined> {
-  return db.selectFrom("user_roles").selectAll().where("name", "=", name).where("id", "!=", EVERYONE_ROLE_ID).executeTakeFirst();
+  return db
+    .selectFrom("user_roles")
+    .selectAll()
+    .where("name", "=", name)
+    .where("id", "!=", EVERYONE_ROLE_ID)
+    .executeTakeFirst();
 }

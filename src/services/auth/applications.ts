@@ -47,7 +47,12 @@ export async function applicationOfToken(ctx: Ctx, applicationId: string | null 
 }
 
 export async function cliApplication(db: Kysely<Database>): Promise<ApplicationRow> {
-  const existing = await db.selectFrom("oauth_applications").selectAll().where("name", "=", CLI_APP_NAME).where("superapp", "=", true).executeTakeFirst();
+  const existing = await db
+    .selectFrom("oauth_applications")
+    .selectAll()
+    .where("name", "=", CLI_APP_NAME)
+    .where("superapp", "=", true)
+    .executeTakeFirst();
   if (existing) return existing;
   return insertApplication(db, {
     name: CLI_APP_NAME,

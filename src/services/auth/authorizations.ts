@@ -20,16 +20,30 @@ export async function authorizedApplications(ctx: Ctx, userId: string): Promise<
   const rows = await ctx.db.kysely
     .selectFrom("oauth_access_tokens")
     .innerJoin("oauth_applications", "oauth_applications.id", "oauth_access_tokens.application_id")
-    .select(["oauth_applications.id", "oauth_applications.name", "oauth_applications.website", "oauth_access_tokens.scopes", "oauth_access_tokens.last_used_at"])
+    .select([
+      "oauth_applications.id",
+      "oauth_applications.name",
+      "oauth_applications.website",
+      "oauth_access_tokens.scopes",
+      "oauth_access_tokens.last_used_at",
+    ])
     .where("oauth_access_tokens.user_id", "=", userId)
     .where("oauth_access_tokens.revoked_at", "is", null)
     .orderBy("oauth_access_tokens.created_at", "desc")
     .execute();
   const apps = new Map<string, AuthorizedApplication & { scopeSet: Set<string> }>();
   for (const row of rows) {
-    const entry = apps.get(row.id) ?? { id: row.id, name: row.name, website: row.website, scopes: [], scopeSet: new Set<string>(), lastUsedAt: null };
+    const entry = apps.get(row.id) ?? {
+      id: row.id,
+      name: row.name,
+      website: row.website,
+      scopes: [],
+      scopeSet: new Set<string>(),
+      lastUsedAt: null,
+    };
     for (const scope of parseScopes(row.scopes)) entry.scopeSet.add(scope);
-    if (row.last_used_at && (!entry.lastUsedAt || row.last_used_at > entry.lastUsedAt)) entry.lastUsedAt = row.last_used_at;
+    if (row.last_used_at && (!entry.lastUsedAt || row.last_used_at > entry.lastUsedAt))
+      entry.lastUsedAt = row.last_used_at;
     apps.set(row.id, entry);
   }
   return [...apps.values()].map(({ scopeSet, ...app }) => ({ ...app, scopes: [...scopeSet] }));

@@ -19,13 +19,22 @@ export class OAuthError extends ApiError {
 }
 
 export type OAuthErrorCode =
-  | "invalid_request" | "invalid_client" | "invalid_grant" | "invalid_scope" | "unauthorized_client"
-  | "unsupported_grant_type" | "unsupported_response_type" | "access_denied";
+  | "invalid_request"
+  | "invalid_client"
+  | "invalid_grant"
+  | "invalid_scope"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "unsupported_response_type"
+  | "access_denied";
 
 export const OAUTH_DESCRIPTIONS: Record<OAuthErrorCode, string> = {
-  invalid_request: "The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.",
-  invalid_client: "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.",
-  invalid_grant: "The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.",
+  invalid_request:
+    "The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.",
+  invalid_client:
+    "Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.",
+  invalid_grant:
+    "The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.",
   invalid_scope: "The requested scope is invalid, unknown, or malformed.",
   unauthorized_client: "You are not authorized to revoke this token",
   unsupported_grant_type: "The authorization grant type is not supported by the authorization server.",
@@ -45,13 +54,20 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export async function findApplicationByClientId(db: Kysely<Database>, clientId: string | undefined): Promise<ApplicationRow | undefined> {
+export async function findApplicationByClientId(
+  db: Kysely<Database>,
+  clientId: string | undefined,
+): Promise<ApplicationRow | undefined> {
   if (!clientId || clientId.length > 200) return undefined;
   return db.selectFrom("oauth_applications").selectAll().where("client_id", "=", clientId).executeTakeFirst();
 }
 
 /** Checks client credentials (from the body or HTTP Basic); 401 invalid_client otherwise. */
-export async function authenticateClient(db: Kysely<Database>, clientId: string | undefined, clientSecret: string | undefined): Promise<ApplicationRow> {
+export async function authenticateClient(
+  db: Kysely<Database>,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+): Promise<ApplicationRow> {
   const app = await findApplicationByClientId(db, clientId);
   if (!app || !clientSecret || !safeEqual(app.client_secret, clientSecret)) throw new OAuthError(401, "invalid_client");
   return app;
@@ -78,7 +94,12 @@ export interface TokenResponse {
 }
 
 export function tokenResponse(token: AccessTokenRow, accessToken: string): TokenResponse {
-  return { access_token: accessToken, token_type: "Bearer", scope: token.scopes, created_at: Math.floor(Date.parse(token.created_at) / 1000) };
+  return {
+    access_token: accessToken,
+    token_type: "Bearer",
+    scope: token.scopes,
+    created_at: Math.floor(Date.parse(token.created_at) / 1000),
+  };
 }
 
 export interface GrantParams {
@@ -125,11 +146,20 @@ export async function exchangeAuthorizationCode(
   params: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
 ): Promise<TokenResponse> {
   return db.transaction().execute(async (tx) => {
-    const grant = await tx.selectFrom("oauth_access_grants").selectAll().where("code_digest", "=", digest(params.code)).executeTakeFirst();
+    const grant = await tx
+      .selectFrom("oauth_access_grants")
+      .selectAll()
+      .where("code_digest", "=", digest(params.code))
+      .executeTakeFirst();
     const invalid = () => new OAuthError(400, "invalid_grant");
-    if (!grant || grant.application_id !== app.id || grant.revoked_at || Date.parse(grant.expires_at) < Date.now()) throw invalid();
+    if (!grant || grant.application_id !== app.id || grant.revoked_at || Date.parse(grant.expires_at) < Date.now())
+      throw invalid();
     if (params.redirectUri !== grant.redirect_uri) throw invalid();
-    if (grant.code_challenge && !pkceMatches(grant.code_challenge, grant.code_challenge_method ?? "plain", params.codeVerifier)) throw invalid();
+    if (
+      grant.code_challenge &&
+      !pkceMatches(grant.code_challenge, grant.code_challenge_method ?? "plain", params.codeVerifier)
+    )
+      throw invalid();
     // A code is spent on first use, even a failed one later would not reuse it.
     const spent = await tx
       .updateTable("oauth_access_grants")
@@ -138,15 +168,27 @@ export async function exchangeAuthorizationCode(
       .where("revoked_at", "is", null)
       .executeTakeFirst();
     if (Number(spent.numUpdatedRows) !== 1) throw invalid();
-    const { row, accessToken } = await issueAccessToken(tx, { applicationId: app.id, userId: grant.user_id, scopes: grant.scopes });
+    const { row, accessToken } = await issueAccessToken(tx, {
+      applicationId: app.id,
+      userId: grant.user_id,
+      scopes: grant.scopes,
+    });
     return tokenResponse(row, accessToken);
   });
 }
 
 /** An app token: `client_credentials`. */
-export async function issueClientCredentials(db: Kysely<Database>, app: ApplicationRow, scope: string | undefined): Promise<TokenResponse> {
+export async function issueClientCredentials(
+  db: Kysely<Database>,
+  app: ApplicationRow,
+  scope: string | undefined,
+): Promise<TokenResponse> {
   const scopes = grantableScopes(app, scope);
-  const { row, accessToken } = await issueAccessToken(db, { applicationId: app.id, userId: null, scopes: scopes.join(" ") });
+  const { row, accessToken } = await issueAccessToken(db, {
+    applicationId: app.id,
+    userId: null,
+    scopes: scopes.join(" "),
+  });
   return tokenResponse(row, accessToken);
 }
 
@@ -172,26 +214,52 @@ export async function authenticateUser(ctx: Ctx, email: string, password: string
 }
 
 /** The `password` grant (username is the e-mail); refused for disabled or suspended users. */
-export async function passwordGrant(ctx: Ctx, app: ApplicationRow, params: { username: string; password: string; scope: string | undefined }): Promise<TokenResponse> {
+export async function passwordGrant(
+  ctx: Ctx,
+  app: ApplicationRow,
+  params: { username: string; password: string; scope: string | undefined },
+): Promise<TokenResponse> {
   const scopes = grantableScopes(app, params.scope);
   const user = await authenticateUser(ctx, params.username, params.password);
   if (!user || user.disabled) throw new OAuthError(400, "invalid_grant");
-  const account = await ctx.db.kysely.selectFrom("accounts").select("suspended_at").where("id", "=", user.account_id).executeTakeFirst();
+  const account = await ctx.db.kysely
+    .selectFrom("accounts")
+    .select("suspended_at")
+    .where("id", "=", user.account_id)
+    .executeTakeFirst();
   if (!account || account.suspended_at) throw new OAuthError(400, "invalid_grant");
-  const { row, accessToken } = await issueAccessToken(ctx.db.kysely, { applicationId: app.id, userId: user.id, scopes: scopes.join(" ") });
+  const { row, accessToken } = await issueAccessToken(ctx.db.kysely, {
+    applicationId: app.id,
+    userId: user.id,
+    scopes: scopes.join(" "),
+  });
   return tokenResponse(row, accessToken);
 }
 
 /** Revokes a token of `app` (RFC 7009): unknown tokens succeed silently; another client's token is refused. */
 export async function revokeToken(db: Kysely<Database>, app: ApplicationRow, token: string): Promise<void> {
-  const row = await db.selectFrom("oauth_access_tokens").select(["id", "application_id"]).where("token_digest", "=", digest(token)).executeTakeFirst();
+  const row = await db
+    .selectFrom("oauth_access_tokens")
+    .select(["id", "application_id"])
+    .where("token_digest", "=", digest(token))
+    .executeTakeFirst();
   if (!row) return;
   if (row.application_id !== app.id) throw new OAuthError(403, "unauthorized_client");
-  await db.updateTable("oauth_access_tokens").set({ revoked_at: new Date().toISOString() }).where("id", "=", row.id).where("revoked_at", "is", null).execute();
+  await db
+    .updateTable("oauth_access_tokens")
+    .set({ revoked_at: new Date().toISOString() })
+    .where("id", "=", row.id)
+    .where("revoked_at", "is", null)
+    .execute();
 }
 
 /** Whether the user already holds a live token of `app` with exactly these scopes (consent can be skipped). */
-export async function hasMatchingToken(db: Kysely<Database>, app: ApplicationRow, user: UserRow, scopes: readonly string[]): Promise<boolean> {
+export async function hasMatchingToken(
+  db: Kysely<Database>,
+  app: ApplicationRow,
+  user: UserRow,
+  scopes: readonly string[],
+): Promise<boolean> {
   const rows = await db
     .selectFrom("oauth_access_tokens")
     .select("scopes")

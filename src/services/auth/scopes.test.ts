@@ -36,7 +36,8 @@ describe("scopes", () => {
     assert.equal(parentScope("read:statuses"), "read");
     assert.equal(parentScope("admin:read:accounts"), "admin:read");
     assert.equal(parentScope("read"), undefined);
-    for (const scope of ["read", "write", "push", "follow", "profile", "read:statuses", "admin:write:ip_blocks"]) assert.ok(isKnownScope(scope), scope);
+    for (const scope of ["read", "write", "push", "follow", "profile", "read:statuses", "admin:write:ip_blocks"])
+      assert.ok(isKnownScope(scope), scope);
     for (const scope of ["admin", "crypto", "read:everything", ""]) assert.ok(!isKnownScope(scope), scope);
   });
 });

@@ -78,7 +78,11 @@ export async function recordTokenUse(db: Kysely<Database>, viewer: Viewer, now =
   const previous = lastUse.get(viewer.tokenId) ?? 0;
   if (now.getTime() - previous > TOUCH_INTERVAL_MS) {
     lastUse.set(viewer.tokenId, now.getTime());
-    await db.updateTable("oauth_access_tokens").set({ last_used_at: now.toISOString() }).where("id", "=", viewer.tokenId).execute();
+    await db
+      .updateTable("oauth_access_tokens")
+      .set({ last_used_at: now.toISOString() })
+      .where("id", "=", viewer.tokenId)
+      .execute();
   }
   if (lastUse.size > 100_000) lastUse.clear();
   if (!viewer.user) return;

@@ -54,7 +54,13 @@ function isLocalHost(ctx: Ctx, url: URL): boolean {
 function cardableUrl(ctx: Ctx, candidate: string): string | undefined {
   try {
     const url = new URL(candidate);
-    if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname || isLocalHost(ctx, url) || url.href.length > URL_LIMIT) return undefined;
+    if (
+      (url.protocol !== "http:" && url.protocol !== "https:") ||
+      !url.hostname ||
+      isLocalHost(ctx, url) ||
+      url.href.length > URL_LIMIT
+    )
+      return undefined;
     return url.href;
   } catch {
     return undefined;
@@ -69,7 +75,12 @@ function contentLinks(html: string, mentionUrls: ReadonlySet<string>): string[] 
       if (name !== "a" || !attributes.href) return;
       const rel = (attributes.rel ?? "").toLowerCase().split(/\s+/);
       const classes = (attributes.class ?? "").split(/\s+/);
-      if (rel.includes("tag") || classes.some((c) => c === "mention" || c === "hashtag" || c === "u-url" || c === "h-card") || mentionUrls.has(attributes.href)) return;
+      if (
+        rel.includes("tag") ||
+        classes.some((c) => c === "mention" || c === "hashtag" || c === "u-url" || c === "h-card") ||
+        mentionUrls.has(attributes.href)
+      )
+        return;
       links.push(attributes.href);
     },
   });
@@ -134,8 +145,14 @@ async function makeThumbnail(data: Buffer): Promise<Thumbnail | undefined> {
   const resized = sharp(data, { animated: false, limitInputPixels: MAX_INPUT_PIXELS })
     .rotate()
     .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: "inside", withoutEnlargement: true });
-  const output = await (alpha ? resized.png() : resized.jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
-  const pixels = await sharp(output.data).resize(32, 32, { fit: "inside" }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const output = await (alpha ? resized.png() : resized.jpeg({ quality: 85, mozjpeg: true })).toBuffer({
+    resolveWithObject: true,
+  });
+  const pixels = await sharp(output.data)
+    .resize(32, 32, { fit: "inside" })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return {
     data: output.data,
     extension: alpha ? "png" : "jpg",
@@ -169,14 +186,33 @@ async function fetchOEmbed(ctx: Ctx, endpoint: string): Promise<OEmbed | undefin
   }
 }
 
-type CardFields = Pick<PreviewCardRow, "title" | "description" | "type" | "author_name" | "author_url" | "provider_name" | "provider_url" | "html" | "width" | "height" | "embed_url" | "image_description" | "language" | "published_at">;
+type CardFields = Pick<
+  PreviewCardRow,
+  | "title"
+  | "description"
+  | "type"
+  | "author_name"
+  | "author_url"
+  | "provider_name"
+  | "provider_url"
+  | "html"
+  | "width"
+  | "height"
+  | "embed_url"
+  | "image_description"
+  | "language"
+  | "published_at"
+>;
 
 /**
  * The card's fields: an oEmbed player or photo when the provider offers an acceptable one, the
  * page's own tags otherwise (oEmbed still filling in what the page lacks). A player whose HTML
  * is anything but an iframe becomes a plain link card.
  */
-function composeCard(page: PageDetails, embed: OEmbed | undefined): { fields: CardFields; imageUrl: string | undefined } {
+function composeCard(
+  page: PageDetails,
+  embed: OEmbed | undefined,
+): { fields: CardFields; imageUrl: string | undefined } {
   const common = {
     description: page.description,
     embed_url: page.embedUrl,
@@ -192,13 +228,30 @@ function composeCard(page: PageDetails, embed: OEmbed | undefined): { fields: Ca
     provider_url: embed?.providerUrl || "",
   };
   if (embed && (embed.type === "video" || embed.type === "rich") && embed.html) {
-    return { fields: { ...common, ...fromEmbed, type: embed.type, html: embed.html, width: embed.width, height: embed.height }, imageUrl: embed.thumbnailUrl ?? page.imageUrl };
+    return {
+      fields: { ...common, ...fromEmbed, type: embed.type, html: embed.html, width: embed.width, height: embed.height },
+      imageUrl: embed.thumbnailUrl ?? page.imageUrl,
+    };
   }
   if (embed?.type === "photo") {
-    return { fields: { ...common, ...fromEmbed, type: "photo", html: "", width: embed.width, height: embed.height, embed_url: embed.url ?? "" }, imageUrl: embed.url };
+    return {
+      fields: {
+        ...common,
+        ...fromEmbed,
+        type: "photo",
+        html: "",
+        width: embed.width,
+        height: embed.height,
+        embed_url: embed.url ?? "",
+      },
+      imageUrl: embed.url,
+    };
   }
   if (embed?.type === "link") {
-    return { fields: { ...common, ...fromEmbed, type: "link", html: "", width: 0, height: 0 }, imageUrl: embed.thumbnailUrl ?? page.imageUrl };
+    return {
+      fields: { ...common, ...fromEmbed, type: "link", html: "", width: 0, height: 0 },
+      imageUrl: embed.thumbnailUrl ?? page.imageUrl,
+    };
   }
   return {
     fields: {
@@ -219,8 +272,12 @@ function composeCard(page: PageDetails, embed: OEmbed | undefined): { fields: Ca
 
 /** Fetches `url` and stores its card (inserted, or updated in place under the same URL); undefined when the page gives none. */
 async function buildCard(ctx: Ctx, url: string): Promise<PreviewCardRow | undefined> {
-  const page = await safeFetch(ctx, url, { maxBytes: HTML_LIMIT, headers: { accept: "text/html", "user-agent": `${userAgent(ctx.config)} Bot` } });
-  if (page.status >= 500 || page.status === 429 || page.status === 408) throw new CardSourceUnavailable(page.url, page.status);
+  const page = await safeFetch(ctx, url, {
+    maxBytes: HTML_LIMIT,
+    headers: { accept: "text/html", "user-agent": `${userAgent(ctx.config)} Bot` },
+  });
+  if (page.status >= 500 || page.status === 429 || page.status === 408)
+    throw new CardSourceUnavailable(page.url, page.status);
   if (page.status !== 200 || mediaTypeOf(page.headers) !== "text/html") {
     ctx.log.info({ url, status: page.status, type: mediaTypeOf(page.headers) }, "link gives no preview card");
     return undefined;
@@ -266,7 +323,11 @@ async function buildCard(ctx: Ctx, url: string): Promise<PreviewCardRow | undefi
 /** Links the card to the status, unless the status got one meanwhile (one card per status). */
 async function attachCard(ctx: Ctx, statusId: string, cardId: string, url: string): Promise<boolean> {
   return ctx.db.kysely.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom("preview_cards_statuses").select("status_id").where("status_id", "=", statusId).executeTakeFirst();
+    const existing = await tx
+      .selectFrom("preview_cards_statuses")
+      .select("status_id")
+      .where("status_id", "=", statusId)
+      .executeTakeFirst();
     if (existing) return false;
     // Two jobs for one status may get here at once (each saw no card): the second link is a no-op.
     const inserted = await tx
@@ -286,8 +347,21 @@ async function attachCard(ctx: Ctx, statusId: string, cardId: string, url: strin
 export async function fetchCardForStatus(ctx: Ctx, statusId: string): Promise<PreviewCardRow | undefined> {
   const db = ctx.db.kysely;
   const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
-  if (!status || status.deleted_at || status.reblog_of_id || (status.visibility !== "public" && status.visibility !== "unlisted")) return undefined;
-  if (await db.selectFrom("preview_cards_statuses").select("status_id").where("status_id", "=", statusId).executeTakeFirst()) return undefined;
+  if (
+    !status ||
+    status.deleted_at ||
+    status.reblog_of_id ||
+    (status.visibility !== "public" && status.visibility !== "unlisted")
+  )
+    return undefined;
+  if (
+    await db
+      .selectFrom("preview_cards_statuses")
+      .select("status_id")
+      .where("status_id", "=", statusId)
+      .executeTakeFirst()
+  )
+    return undefined;
   const url = await cardLinkOf(ctx, status);
   if (!url) return undefined;
 

@@ -30,7 +30,12 @@ const TYPES = new Set(["link", "photo", "video", "rich"]);
  * `src` is http(s) (resolved against `base`; whitespace and comments are fine); undefined for
  * anything else — scripts, blockquotes, text, several elements.
  */
-export function sanitizeEmbedHtml(html: string, base: string, fallbackWidth = 0, fallbackHeight = 0): string | undefined {
+export function sanitizeEmbedHtml(
+  html: string,
+  base: string,
+  fallbackWidth = 0,
+  fallbackHeight = 0,
+): string | undefined {
   let elements = 0;
   let iframe: Record<string, string> | undefined;
   let strayText = false;

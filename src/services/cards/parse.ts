@@ -39,9 +39,17 @@ export interface PageDetails {
 /** Collapses whitespace, drops control characters, trims, and cuts to `limit` characters with an ellipsis. */
 export function cleanText(value: string | undefined, limit: number): string {
   if (!value) return "";
-  const text = value.replace(/\p{Cc}/gu, " ").replace(/\s+/g, " ").trim();
+  const text = value
+    .replace(/\p{Cc}/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   const characters = [...text];
-  return characters.length > limit ? `${characters.slice(0, limit - 1).join("").trimEnd()}…` : text;
+  return characters.length > limit
+    ? `${characters
+        .slice(0, limit - 1)
+        .join("")
+        .trimEnd()}…`
+    : text;
 }
 
 /** `value` resolved against `base`, if it is an http(s) URL of sensible length; otherwise undefined. */
@@ -50,7 +58,8 @@ export function absoluteUrl(value: string | undefined, base: string | URL): stri
   if (!trimmed) return undefined;
   try {
     const url = new URL(trimmed, base);
-    if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname || url.href.length > URL_LIMIT) return undefined;
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname || url.href.length > URL_LIMIT)
+      return undefined;
     return url.href;
   } catch {
     return undefined;
@@ -59,7 +68,8 @@ export function absoluteUrl(value: string | undefined, base: string | URL): stri
 
 /** A non-negative whole number from an attribute or JSON value ("480", 480), or 0. */
 export function dimension(value: unknown): number {
-  const number = typeof value === "number" ? value : typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  const number =
+    typeof value === "number" ? value : typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   return Number.isFinite(number) && number >= 0 && number <= 100_000 ? Math.floor(number) : 0;
 }
 
@@ -159,10 +169,16 @@ function collect(html: string): Collected {
         else if (name === "html") found.lang ??= attributes.lang;
         else if (name === "base" && attributes.href) found.base ??= attributes.href;
         else if (name === "meta" && attributes.content !== undefined) {
-          const keys = [...(attributes.property ?? "").split(/\s+/), attributes.name ?? ""].map((k) => k.trim().toLowerCase()).filter(Boolean);
+          const keys = [...(attributes.property ?? "").split(/\s+/), attributes.name ?? ""]
+            .map((k) => k.trim().toLowerCase())
+            .filter(Boolean);
           if (keys.length) found.metas.push({ keys, content: attributes.content });
         } else if (name === "link" && attributes.href) {
-          found.links.push({ rel: (attributes.rel ?? "").toLowerCase().split(/\s+/), type: (attributes.type ?? "").trim().toLowerCase(), href: attributes.href });
+          found.links.push({
+            rel: (attributes.rel ?? "").toLowerCase().split(/\s+/),
+            type: (attributes.type ?? "").trim().toLowerCase(),
+            href: attributes.href,
+          });
         }
       },
       ontext(text) {
@@ -203,7 +219,9 @@ export function parsePage(html: string, pageUrl: string): PageDetails {
   const playerUrl = absoluteUrl(meta("twitter:player"), base);
   const width = dimension(meta("twitter:player:width"));
   const height = dimension(meta("twitter:player:height"));
-  const oembed = page.links.find((l) => l.rel.includes("alternate") && (l.type === "application/json+oembed" || l.type === "text/json+oembed"));
+  const oembed = page.links.find(
+    (l) => l.rel.includes("alternate") && (l.type === "application/json+oembed" || l.type === "text/json+oembed"),
+  );
 
   return {
     title: cleanText(meta("og:title", "twitter:title") ?? page.title, TITLE_LIMIT),
@@ -215,7 +233,10 @@ export function parsePage(html: string, pageUrl: string): PageDetails {
     authorName: cleanText(meta("author") ?? (authorIsUrl ? undefined : articleAuthor), NAME_LIMIT),
     authorUrl,
     providerName: cleanText(meta("og:site_name"), NAME_LIMIT),
-    imageUrl: absoluteUrl(meta("og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"), base),
+    imageUrl: absoluteUrl(
+      meta("og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"),
+      base,
+    ),
     imageDescription: cleanText(meta("og:image:alt", "twitter:image:alt"), DESCRIPTION_LIMIT),
     embedUrl: absoluteUrl(meta("twitter:player:stream"), base) ?? "",
     language: languageCode(meta("og:locale") ?? page.lang),

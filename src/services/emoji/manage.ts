@@ -30,7 +30,12 @@ function shortcodeErrors(shortcode: string): string[] {
 }
 
 async function findLocalEmoji(ctx: Ctx, shortcode: string): Promise<CustomEmojiRow | undefined> {
-  return ctx.db.kysely.selectFrom("custom_emojis").selectAll().where("domain", "is", null).where("shortcode", "=", shortcode).executeTakeFirst();
+  return ctx.db.kysely
+    .selectFrom("custom_emojis")
+    .selectAll()
+    .where("domain", "is", null)
+    .where("shortcode", "=", shortcode)
+    .executeTakeFirst();
 }
 
 function encode(image: Sharp, format: ImageFormat): Sharp {
@@ -40,11 +45,19 @@ function encode(image: Sharp, format: ImageFormat): Sharp {
 }
 
 /** Fits the image into 128×128 (keeping every frame) and, unless it already is a still PNG, makes a PNG of its first frame. */
-async function processEmojiImage(data: Buffer, info: ImageInfo): Promise<{ original: Buffer; still: Buffer | undefined }> {
+async function processEmojiImage(
+  data: Buffer,
+  info: ImageInfo,
+): Promise<{ original: Buffer; still: Buffer | undefined }> {
   const fit = { fit: "inside", withoutEnlargement: true } as const;
-  const original = await encode(sharp(data, { animated: info.animated }).resize(EMOJI_MAX_SIZE, EMOJI_MAX_SIZE, fit), info.format).toBuffer();
+  const original = await encode(
+    sharp(data, { animated: info.animated }).resize(EMOJI_MAX_SIZE, EMOJI_MAX_SIZE, fit),
+    info.format,
+  ).toBuffer();
   const needsStill = info.animated || info.format !== "png";
-  const still = needsStill ? await sharp(data, { animated: false }).resize(EMOJI_MAX_SIZE, EMOJI_MAX_SIZE, fit).png().toBuffer() : undefined;
+  const still = needsStill
+    ? await sharp(data, { animated: false }).resize(EMOJI_MAX_SIZE, EMOJI_MAX_SIZE, fit).png().toBuffer()
+    : undefined;
   return { original, still };
 }
 
@@ -57,7 +70,8 @@ export async function addCustomEmoji(ctx: Ctx, params: AddCustomEmojiParams): Pr
   const shortcode = params.shortcode;
   const errors = shortcodeErrors(shortcode);
   if (errors.length === 0 && (await findLocalEmoji(ctx, shortcode))) errors.push("Shortcode has already been taken");
-  if (params.data.length > EMOJI_SIZE_LIMIT) errors.push(`Image file size must be less than ${EMOJI_SIZE_LIMIT / 1024} KB`);
+  if (params.data.length > EMOJI_SIZE_LIMIT)
+    errors.push(`Image file size must be less than ${EMOJI_SIZE_LIMIT / 1024} KB`);
   if (errors.length > 0) throw new ValidationFailed(errors);
 
   let info: ImageInfo | undefined;
@@ -137,7 +151,13 @@ export async function listCustomEmojis(ctx: Ctx): Promise<CustomEmojiRow[]> {
 
 /** The emoji a client's picker offers (GET /api/v1/custom_emojis): local and enabled, by shortcode. */
 export async function listEnabledCustomEmojis(ctx: Ctx): Promise<CustomEmojiRow[]> {
-  return ctx.db.kysely.selectFrom("custom_emojis").selectAll().where("domain", "is", null).where("disabled", "=", false).orderBy("shortcode").execute();
+  return ctx.db.kysely
+    .selectFrom("custom_emojis")
+    .selectAll()
+    .where("domain", "is", null)
+    .where("disabled", "=", false)
+    .orderBy("shortcode")
+    .execute();
 }
 
 /** A disabled emoji is neither listed nor rendered; its files stay, so enabling it again is instant. */

@@ -65,7 +65,12 @@ export class FetchFailed extends SafeFetchError {
   readonly code: string | undefined;
   constructor(url: string, cause: unknown) {
     const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-    super(`fetching ${url} failed: ${cause instanceof Error ? cause.message : String(cause)}`, url, !PERMANENT_ERROR_CODES.has(code ?? ""), { cause });
+    super(
+      `fetching ${url} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      url,
+      !PERMANENT_ERROR_CODES.has(code ?? ""),
+      { cause },
+    );
     this.code = code;
   }
 }
@@ -137,7 +142,11 @@ async function systemResolve(hostname: string): Promise<LookupAddress[]> {
 }
 
 /** Resolves and checks the URL's host; every address must be reachable, or the URL is refused. */
-async function checkedAddresses(url: URL, config: Pick<Config, "allowedPrivateAddresses">, resolve: SafeFetchOptions["resolve"]): Promise<LookupAddress[]> {
+async function checkedAddresses(
+  url: URL,
+  config: Pick<Config, "allowedPrivateAddresses">,
+  resolve: SafeFetchOptions["resolve"],
+): Promise<LookupAddress[]> {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   let addresses: LookupAddress[];
   if (isIP(host)) {
@@ -148,7 +157,8 @@ async function checkedAddresses(url: URL, config: Pick<Config, "allowedPrivateAd
     } catch (error) {
       throw new FetchFailed(url.href, error);
     }
-    if (addresses.length === 0) throw new FetchFailed(url.href, Object.assign(new Error(`${host} has no addresses`), { code: "ENODATA" }));
+    if (addresses.length === 0)
+      throw new FetchFailed(url.href, Object.assign(new Error(`${host} has no addresses`), { code: "ENODATA" }));
   }
   for (const { address } of addresses) {
     if (!isReachableAddress(address, config.allowedPrivateAddresses)) {
@@ -165,7 +175,8 @@ function parseDestination(raw: string | URL): URL {
   } catch {
     throw new DestinationRefused(String(raw), "not a valid URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new DestinationRefused(url.href, `${url.protocol} URLs are not fetched`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new DestinationRefused(url.href, `${url.protocol} URLs are not fetched`);
   if (url.username || url.password) throw new DestinationRefused(url.href, "URLs with credentials are not fetched");
   return url;
 }
@@ -173,12 +184,23 @@ function parseDestination(raw: string | URL): URL {
 /** A `lookup` for http.request that answers only with addresses already checked. */
 function pinnedLookup(addresses: LookupAddress[]): typeof dnsLookup {
   const pinned = (_hostname: string, options: unknown, callback?: unknown) => {
-    const done = (typeof options === "function" ? options : callback) as (error: Error | null, address: string | LookupAddress[], family?: number) => void;
-    const opts = (typeof options === "object" && options !== null ? options : {}) as { all?: boolean; family?: number | string };
+    const done = (typeof options === "function" ? options : callback) as (
+      error: Error | null,
+      address: string | LookupAddress[],
+      family?: number,
+    ) => void;
+    const opts = (typeof options === "object" && options !== null ? options : {}) as {
+      all?: boolean;
+      family?: number | string;
+    };
     const family = opts.family === "IPv4" ? 4 : opts.family === "IPv6" ? 6 : Number(opts.family ?? 0);
     const matching = family ? addresses.filter((a) => a.family === family) : addresses;
     if (matching.length === 0) {
-      done(Object.assign(new Error("no checked address of the requested family"), { code: "ENOTFOUND" }), "", undefined);
+      done(
+        Object.assign(new Error("no checked address of the requested family"), { code: "ENOTFOUND" }),
+        "",
+        undefined,
+      );
       return;
     }
     if (opts.all) done(null, matching);
@@ -226,12 +248,17 @@ function send(hop: Hop, addresses: LookupAddress[], signal: AbortSignal): Promis
 }
 
 function decoded(response: IncomingMessage, headers: IncomingHttpHeaders): Readable {
-  const encoding = String(response.headers["content-encoding"] ?? "").trim().toLowerCase();
+  const encoding = String(response.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
   const decoder =
-    encoding === "gzip" || encoding === "x-gzip" ? zlib.createGunzip()
-    : encoding === "deflate" ? zlib.createInflate()
-    : encoding === "br" ? zlib.createBrotliDecompress()
-    : undefined;
+    encoding === "gzip" || encoding === "x-gzip"
+      ? zlib.createGunzip()
+      : encoding === "deflate"
+        ? zlib.createInflate()
+        : encoding === "br"
+          ? zlib.createBrotliDecompress()
+          : undefined;
   if (!decoder) return response;
   delete headers["content-encoding"];
   delete headers["content-length"];
@@ -240,7 +267,12 @@ function decoded(response: IncomingMessage, headers: IncomingHttpHeaders): Reada
 }
 
 /** Reads the body, counting decompressed bytes, and stops as soon as it passes `maxBytes`. */
-async function readBody(response: IncomingMessage, url: string, maxBytes: number, headers: IncomingHttpHeaders): Promise<Buffer> {
+async function readBody(
+  response: IncomingMessage,
+  url: string,
+  maxBytes: number,
+  headers: IncomingHttpHeaders,
+): Promise<Buffer> {
   const declared = Number(response.headers["content-length"]);
   if (!response.headers["content-encoding"] && Number.isFinite(declared) && declared > maxBytes) {
     response.destroy();
@@ -268,7 +300,8 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** The next hop of a redirect, following the rules browsers follow for the method and body. */
 function redirectHop(hop: Hop, status: number, location: URL): Hop {
-  const toGet = (status === 303 && hop.method !== "HEAD") || ((status === 301 || status === 302) && hop.method === "POST");
+  const toGet =
+    (status === 303 && hop.method !== "HEAD") || ((status === 301 || status === 302) && hop.method === "POST");
   const headers = { ...hop.headers };
   if (toGet) {
     delete headers["content-type"];
@@ -284,7 +317,11 @@ function redirectHop(hop: Hop, status: number, location: URL): Hop {
  * bounds the whole exchange in time and the body in size. Answers of any status are returned;
  * failures throw a SafeFetchError subclass.
  */
-export async function safeFetch(ctx: { config: Pick<Config, "allowedPrivateAddresses" | "baseUrl"> }, target: string | URL, options: SafeFetchOptions = {}): Promise<SafeFetchResponse> {
+export async function safeFetch(
+  ctx: { config: Pick<Config, "allowedPrivateAddresses" | "baseUrl"> },
+  target: string | URL,
+  options: SafeFetchOptions = {},
+): Promise<SafeFetchResponse> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
@@ -294,7 +331,12 @@ export async function safeFetch(ctx: { config: Pick<Config, "allowedPrivateAddre
   let hop: Hop = {
     method: options.method ?? "GET",
     url: first,
-    headers: { "user-agent": userAgent(ctx.config), accept: "*/*", "accept-encoding": "gzip, deflate, br", ...lowerCaseKeys(options.headers) },
+    headers: {
+      "user-agent": userAgent(ctx.config),
+      accept: "*/*",
+      "accept-encoding": "gzip, deflate, br",
+      ...lowerCaseKeys(options.headers),
+    },
     body: typeof options.body === "string" ? Buffer.from(options.body) : options.body,
   };
 
@@ -317,7 +359,18 @@ export async function safeFetch(ctx: { config: Pick<Config, "allowedPrivateAddre
     try {
       const addresses = await withinDeadline(checkedAddresses(hop.url, ctx.config, options.resolve));
       if (options.beforeRequest) {
-        hop.headers = lowerCaseKeys(await withinDeadline(Promise.resolve(options.beforeRequest({ method: hop.method, url: new URL(hop.url), headers: { ...hop.headers }, body: hop.body }))));
+        hop.headers = lowerCaseKeys(
+          await withinDeadline(
+            Promise.resolve(
+              options.beforeRequest({
+                method: hop.method,
+                url: new URL(hop.url),
+                headers: { ...hop.headers },
+                body: hop.body,
+              }),
+            ),
+          ),
+        );
       }
       const response = await send(hop, addresses, signal);
       const location = response.headers.location;

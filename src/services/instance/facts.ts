@@ -20,6 +20,10 @@ export async function loadInstanceFacts(ctx: Ctx): Promise<InstanceFacts> {
 }
 
 export async function loadInstanceStats(ctx: Ctx): Promise<InstanceStats> {
-  const [user_count, status_count, domain_count] = await Promise.all([localUserCount(ctx.db), localStatusCount(ctx.db), knownDomainCount(ctx.db)]);
+  const [user_count, status_count, domain_count] = await Promise.all([
+    localUserCount(ctx.db),
+    localStatusCount(ctx.db),
+    knownDomainCount(ctx.db),
+  ]);
   return { user_count, status_count, domain_count };
 }

@@ -38,17 +38,41 @@ interface SettingDefinition {
 
 export const SETTING_DEFINITIONS: Record<keyof InstanceSettings, SettingDefinition> = {
   site_title: { type: { kind: "string", max: 200 }, description: "Name of the server" },
-  site_short_description: { type: { kind: "string", max: 2000 }, description: "One-paragraph description (plain text)" },
-  site_extended_description: { type: { kind: "string", max: 100_000 }, description: "Longer description; blank lines separate paragraphs" },
+  site_short_description: {
+    type: { kind: "string", max: 2000 },
+    description: "One-paragraph description (plain text)",
+  },
+  site_extended_description: {
+    type: { kind: "string", max: 100_000 },
+    description: "Longer description; blank lines separate paragraphs",
+  },
   site_contact_email: { type: { kind: "string", max: 320 }, description: "Public contact e-mail address" },
   site_contact_username: { type: { kind: "string", max: 30 }, description: "Username of the public contact account" },
-  registrations_mode: { type: { kind: "choice", choices: ["open", "approved", "none"] }, description: "Who can sign up: open, approved (needs review) or none" },
-  closed_registrations_message: { type: { kind: "string", max: 5000 }, description: "Shown when registrations are closed" },
+  registrations_mode: {
+    type: { kind: "choice", choices: ["open", "approved", "none"] },
+    description: "Who can sign up: open, approved (needs review) or none",
+  },
+  closed_registrations_message: {
+    type: { kind: "string", max: 5000 },
+    description: "Shown when registrations are closed",
+  },
   require_invite_text: { type: { kind: "boolean" }, description: "Ask for a reason when registrations need approval" },
-  timeline_preview: { type: { kind: "boolean" }, description: "Let visitors without an account read the public timelines" },
-  peers_api_enabled: { type: { kind: "boolean" }, description: "Publish the list of known servers (/api/v1/instance/peers)" },
-  activity_api_enabled: { type: { kind: "boolean" }, description: "Publish weekly statistics (/api/v1/instance/activity)" },
-  rules: { type: { kind: "rules" }, description: 'Server rules: a JSON array of strings or {"text","hint"} objects, or one rule per line' },
+  timeline_preview: {
+    type: { kind: "boolean" },
+    description: "Let visitors without an account read the public timelines",
+  },
+  peers_api_enabled: {
+    type: { kind: "boolean" },
+    description: "Publish the list of known servers (/api/v1/instance/peers)",
+  },
+  activity_api_enabled: {
+    type: { kind: "boolean" },
+    description: "Publish weekly statistics (/api/v1/instance/activity)",
+  },
+  rules: {
+    type: { kind: "rules" },
+    description: 'Server rules: a JSON array of strings or {"text","hint"} objects, or one rule per line',
+  },
 };
 
 export const DEFAULT_SETTINGS: InstanceSettings = {
@@ -103,14 +127,22 @@ function parseRules(text: string): InstanceRule[] {
       if (!Array.isArray(parsed)) throw new Error();
       items = parsed;
     } catch {
-      throw new ValidationFailed("Rules must be a JSON array of strings or {\"text\", \"hint\"} objects");
+      throw new ValidationFailed('Rules must be a JSON array of strings or {"text", "hint"} objects');
     }
   } else {
-    items = trimmed.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+    items = trimmed
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean);
   }
   return items.map((item) => {
     if (typeof item === "string" && item.trim()) return { text: item.trim(), hint: "" };
-    if (item && typeof item === "object" && typeof (item as InstanceRule).text === "string" && (item as InstanceRule).text.trim()) {
+    if (
+      item &&
+      typeof item === "object" &&
+      typeof (item as InstanceRule).text === "string" &&
+      (item as InstanceRule).text.trim()
+    ) {
       const hint = (item as InstanceRule).hint;
       return { text: (item as InstanceRule).text.trim(), hint: typeof hint === "string" ? hint : "" };
     }
@@ -132,14 +164,19 @@ export function parseSettingValue(key: keyof InstanceSettings, text: string): In
       throw new ValidationFailed(`${key} must be true or false`);
     }
     case "choice":
-      if (!type.choices.includes(text.trim())) throw new ValidationFailed(`${key} must be one of ${type.choices.join(", ")}`);
+      if (!type.choices.includes(text.trim()))
+        throw new ValidationFailed(`${key} must be one of ${type.choices.join(", ")}`);
       return text.trim() as RegistrationsMode;
     case "rules":
       return parseRules(text);
   }
 }
 
-export async function saveSetting<K extends keyof InstanceSettings>(db: Kysely<Database>, key: K, value: InstanceSettings[K]): Promise<void> {
+export async function saveSetting<K extends keyof InstanceSettings>(
+  db: Kysely<Database>,
+  key: K,
+  value: InstanceSettings[K],
+): Promise<void> {
   const now = new Date().toISOString();
   const json = JSON.stringify(value);
   await db

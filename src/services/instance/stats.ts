@@ -39,7 +39,13 @@ export async function localStatusCount(db: Db): Promise<number> {
 
 /** Domains of the remote accounts this server knows, sorted. */
 export async function knownDomains(db: Db): Promise<string[]> {
-  const rows = await db.kysely.selectFrom("accounts").select("domain").distinct().where("domain", "is not", null).orderBy("domain").execute();
+  const rows = await db.kysely
+    .selectFrom("accounts")
+    .select("domain")
+    .distinct()
+    .where("domain", "is not", null)
+    .orderBy("domain")
+    .execute();
   return rows.map((r) => r.domain!).filter(Boolean);
 }
 
@@ -78,13 +84,28 @@ export async function weeklyActivity(db: Db, now = new Date()): Promise<WeekActi
     bounds.map(({ start, end }, i) => {
       const from = asDay ? start.toISOString().slice(0, 10) : start.toISOString();
       const to = asDay ? end.toISOString().slice(0, 10) : end.toISOString();
-      return sql<number>`count(distinct case when ${sql.ref(column)} >= ${from} and ${sql.ref(column)} < ${to} then ${sql.ref(asDay ? "user_id" : "id")} end)`.as(`w${i}`);
+      return sql<number>`count(distinct case when ${sql.ref(column)} >= ${from} and ${sql.ref(column)} < ${to} then ${sql.ref(asDay ? "user_id" : "id")} end)`.as(
+        `w${i}`,
+      );
     });
   const oldest = bounds[bounds.length - 1].start;
   const [statuses, logins, registrations] = await Promise.all([
-    db.kysely.selectFrom("statuses").select(buckets("created_at", false)).where("local", "=", true).where("created_at", ">=", oldest.toISOString()).executeTakeFirstOrThrow(),
-    db.kysely.selectFrom("user_activity_days").select(buckets("day", true)).where("day", ">=", oldest.toISOString().slice(0, 10)).executeTakeFirstOrThrow(),
-    db.kysely.selectFrom("users").select(buckets("created_at", false)).where("created_at", ">=", oldest.toISOString()).executeTakeFirstOrThrow(),
+    db.kysely
+      .selectFrom("statuses")
+      .select(buckets("created_at", false))
+      .where("local", "=", true)
+      .where("created_at", ">=", oldest.toISOString())
+      .executeTakeFirstOrThrow(),
+    db.kysely
+      .selectFrom("user_activity_days")
+      .select(buckets("day", true))
+      .where("day", ">=", oldest.toISOString().slice(0, 10))
+      .executeTakeFirstOrThrow(),
+    db.kysely
+      .selectFrom("users")
+      .select(buckets("created_at", false))
+      .where("created_at", ">=", oldest.toISOString())
+      .executeTakeFirstOrThrow(),
   ]);
   const pick = (row: Record<string, unknown>, i: number) => String(Number(row[`w${i}`] ?? 0));
   return bounds.map(({ start }, i) => ({

@@ -41,7 +41,12 @@ export async function ownLists(ctx: Ctx, owner: AccountRow): Promise<ListRow[]> 
 export async function ownList(ctx: Ctx, owner: AccountRow, id: string | undefined): Promise<ListRow> {
   const list =
     id && isIdLike(id)
-      ? await ctx.db.kysely.selectFrom("lists").selectAll().where("id", "=", id).where("account_id", "=", owner.id).executeTakeFirst()
+      ? await ctx.db.kysely
+          .selectFrom("lists")
+          .selectAll()
+          .where("id", "=", id)
+          .where("account_id", "=", owner.id)
+          .executeTakeFirst()
       : undefined;
   if (!list) throw new NotFound();
   return list;
@@ -51,7 +56,11 @@ export async function createList(ctx: Ctx, owner: AccountRow, params: ListParams
   const problems = checkParams(params, true);
   if (problems.length) throw new ValidationFailed(problems);
   return ctx.db.kysely.transaction().execute(async (tx) => {
-    const count = await tx.selectFrom("lists").select((eb) => eb.fn.countAll<number>().as("n")).where("account_id", "=", owner.id).executeTakeFirstOrThrow();
+    const count = await tx
+      .selectFrom("lists")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("account_id", "=", owner.id)
+      .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_LISTS) throw new ValidationFailed("You have reached the maximum number of lists");
     const now = new Date().toISOString();
     return tx
@@ -91,10 +100,18 @@ export async function deleteList(ctx: Ctx, list: ListRow): Promise<void> {
 }
 
 /** A page of a list's members (all of them for "all"), paged by the membership rows' IDs. */
-export async function listMembers(ctx: Ctx, list: ListRow, page: PageParams | "all"): Promise<{ rows: Array<{ id: string }>; accounts: AccountRow[] }> {
+export async function listMembers(
+  ctx: Ctx,
+  list: ListRow,
+  page: PageParams | "all",
+): Promise<{ rows: Array<{ id: string }>; accounts: AccountRow[] }> {
   const query = ctx.db.kysely.selectFrom("list_accounts").select(["id", "account_id"]).where("list_id", "=", list.id);
   const rows = page === "all" ? await query.orderBy("id", "desc").execute() : await fetchPage(query, "id", page);
-  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.account_id), { activeOnly: true });
+  const found = await accountsByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.account_id),
+    { activeOnly: true },
+  );
   const byId = new Map(found.map((a) => [a.id, a]));
   return { rows, accounts: rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined) };
 }
@@ -108,23 +125,45 @@ export async function addListMembers(ctx: Ctx, list: ListRow, accountIds: readon
     const others = ids.filter((id) => id !== list.account_id);
     const related = others.length
       ? [
-          ...(await tx.selectFrom("follows").select("target_account_id as id").where("account_id", "=", list.account_id).where("target_account_id", "in", others).execute()),
-          ...(await tx.selectFrom("follow_requests").select("target_account_id as id").where("account_id", "=", list.account_id).where("target_account_id", "in", others).execute()),
+          ...(await tx
+            .selectFrom("follows")
+            .select("target_account_id as id")
+            .where("account_id", "=", list.account_id)
+            .where("target_account_id", "in", others)
+            .execute()),
+          ...(await tx
+            .selectFrom("follow_requests")
+            .select("target_account_id as id")
+            .where("account_id", "=", list.account_id)
+            .where("target_account_id", "in", others)
+            .execute()),
         ]
       : [];
     const allowed = new Set(related.map((r) => r.id));
     if (others.some((id) => !allowed.has(id))) throw new ValidationFailed("Account must be a followed account");
-    const existing = await tx.selectFrom("list_accounts").select("account_id").where("list_id", "=", list.id).where("account_id", "in", ids).execute();
+    const existing = await tx
+      .selectFrom("list_accounts")
+      .select("account_id")
+      .where("list_id", "=", list.id)
+      .where("account_id", "in", ids)
+      .execute();
     if (existing.length > 0) throw new ValidationFailed("Account has already been taken");
     const now = new Date().toISOString();
-    await tx.insertInto("list_accounts").values(ids.map((id) => ({ id: newId(), list_id: list.id, account_id: id, created_at: now }))).execute();
+    await tx
+      .insertInto("list_accounts")
+      .values(ids.map((id) => ({ id: newId(), list_id: list.id, account_id: id, created_at: now })))
+      .execute();
   });
 }
 
 export async function removeListMembers(ctx: Ctx, list: ListRow, accountIds: readonly string[]): Promise<void> {
   const ids = [...new Set(accountIds)].filter(isIdLike);
   if (ids.length === 0) return;
-  await ctx.db.kysely.deleteFrom("list_accounts").where("list_id", "=", list.id).where("account_id", "in", ids).execute();
+  await ctx.db.kysely
+    .deleteFrom("list_accounts")
+    .where("list_id", "=", list.id)
+    .where("account_id", "in", ids)
+    .execute();
 }
 
 /** The owner's lists that contain `member` (GET /api/v1/accounts/:id/lists). */

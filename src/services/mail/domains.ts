@@ -21,9 +21,15 @@ export function dnsMailDomainChecker(timeoutMs = 3000): MailDomainChecker {
         }
       };
       const answers = await Promise.all([
-        query(() => new Promise((resolve, reject) => resolver.resolveMx(domain, (e, r) => (e ? reject(e) : resolve(r))))),
-        query(() => new Promise((resolve, reject) => resolver.resolve4(domain, (e, r) => (e ? reject(e) : resolve(r))))),
-        query(() => new Promise((resolve, reject) => resolver.resolve6(domain, (e, r) => (e ? reject(e) : resolve(r))))),
+        query(
+          () => new Promise((resolve, reject) => resolver.resolveMx(domain, (e, r) => (e ? reject(e) : resolve(r)))),
+        ),
+        query(
+          () => new Promise((resolve, reject) => resolver.resolve4(domain, (e, r) => (e ? reject(e) : resolve(r)))),
+        ),
+        query(
+          () => new Promise((resolve, reject) => resolver.resolve6(domain, (e, r) => (e ? reject(e) : resolve(r)))),
+        ),
         // The hosts file counts too (admin@localhost on a development machine).
         query(async () => [await dns.lookup(domain)]),
       ]);

@@ -5,7 +5,14 @@ export function parseFocus(value: string | undefined): { x: number; y: number } 
   if (value === undefined || value === "") return undefined;
   const parts = value.split(",").map((v) => v.trim());
   const [x, y] = parts.map(Number);
-  if (parts.length !== 2 || parts.some((p) => p === "") || !Number.isFinite(x) || !Number.isFinite(y) || Math.abs(x) > 1 || Math.abs(y) > 1) {
+  if (
+    parts.length !== 2 ||
+    parts.some((p) => p === "") ||
+    !Number.isFinite(x) ||
+    !Number.isFinite(y) ||
+    Math.abs(x) > 1 ||
+    Math.abs(y) > 1
+  ) {
     throw new ValidationFailed("Focus must be two numbers between -1.0 and 1.0, separated by a comma");
   }
   return { x, y };

@@ -32,7 +32,12 @@ function fitWithin(info: Dimensions, pixels: number): Dimensions {
 }
 
 function metaOf(size: Dimensions) {
-  return { width: size.width, height: size.height, size: `${size.width}x${size.height}`, aspect: size.width / size.height };
+  return {
+    width: size.width,
+    height: size.height,
+    size: `${size.width}x${size.height}`,
+    aspect: size.width / size.height,
+  };
 }
 
 async function processImage(data: Buffer, info: ImageInfo) {
@@ -41,26 +46,41 @@ async function processImage(data: Buffer, info: ImageInfo) {
   let original = sharp(data, { animated: info.animated }).rotate();
   if (target.width !== info.width) original = original.resize(target.width, target.height, { fit: "inside" });
   const encoded =
-    info.format === "jpeg" ? original.jpeg({ quality: 90, mozjpeg: true })
-    : info.format === "png" ? original.png()
-    : info.format === "gif" ? original.gif()
-    : info.format === "webp" ? original.webp({ quality: 90 })
-    : original.avif({ quality: 70 });
+    info.format === "jpeg"
+      ? original.jpeg({ quality: 90, mozjpeg: true })
+      : info.format === "png"
+        ? original.png()
+        : info.format === "gif"
+          ? original.gif()
+          : info.format === "webp"
+            ? original.webp({ quality: 90 })
+            : original.avif({ quality: 70 });
   const originalOut = await encoded.toBuffer({ resolveWithObject: true });
-  const originalSize = { width: originalOut.info.width, height: originalOut.info.pageHeight ?? originalOut.info.height };
+  const originalSize = {
+    width: originalOut.info.width,
+    height: originalOut.info.pageHeight ?? originalOut.info.height,
+  };
 
   const smallSize = fitWithin(originalSize, SMALL_PIXELS);
   const small = sharp(data, { animated: false }).rotate().resize(smallSize.width, smallSize.height, { fit: "inside" });
   const hasAlpha = (await sharp(data).metadata()).hasAlpha === true;
   const smallOut = await (hasAlpha ? small.png() : small.jpeg({ quality: 85 })).toBuffer({ resolveWithObject: true });
 
-  const pixels = await sharp(data, { animated: false }).rotate().resize(32, 32, { fit: "inside" }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const pixels = await sharp(data, { animated: false })
+    .rotate()
+    .resize(32, 32, { fit: "inside" })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const blurhash = encodeBlurhash(new Uint8ClampedArray(pixels.data), pixels.info.width, pixels.info.height, 4, 3);
   return {
     original: originalOut.data,
     small: smallOut.data,
     smallExtension: hasAlpha ? "png" : "jpg",
-    meta: { original: metaOf(originalSize), small: metaOf({ width: smallOut.info.width, height: smallOut.info.height }) },
+    meta: {
+      original: metaOf(originalSize),
+      small: metaOf({ width: smallOut.info.width, height: smallOut.info.height }),
+    },
     blurhash,
   };
 }
@@ -86,8 +106,10 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
   } catch {
     throw new Unprocessable("File type of uploaded media could not be verified");
   }
-  if (params.data.length > LIMITS.media.imageSizeLimit) throw new ValidationFailed(`File file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
-  if (info.width * info.height > LIMITS.media.imageMatrixLimit) throw new ValidationFailed("File dimensions are too large");
+  if (params.data.length > LIMITS.media.imageSizeLimit)
+    throw new ValidationFailed(`File file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
+  if (info.width * info.height > LIMITS.media.imageMatrixLimit)
+    throw new ValidationFailed("File dimensions are too large");
 
   let processed;
   try {
@@ -127,13 +149,25 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
 }
 
 async function findOwnMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<MediaAttachmentRow> {
-  const row = id && isIdLike(id) ? await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).where("account_id", "=", account.id).executeTakeFirst() : undefined;
+  const row =
+    id && isIdLike(id)
+      ? await ctx.db.kysely
+          .selectFrom("media_attachments")
+          .selectAll()
+          .where("id", "=", id)
+          .where("account_id", "=", account.id)
+          .executeTakeFirst()
+      : undefined;
   if (!row) throw new NotFound();
   return row;
 }
 
 /** One of the viewer's media not yet attached to a status (GET/PUT /api/v1/media/:id), or 404. */
-export async function findOwnUnattachedMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<MediaAttachmentRow> {
+export async function findOwnUnattachedMedia(
+  ctx: Ctx,
+  account: AccountRow,
+  id: string | undefined,
+): Promise<MediaAttachmentRow> {
   const row = await findOwnMedia(ctx, account, id);
   if (row.status_id || row.scheduled_status_id) throw new NotFound();
   return row;
@@ -142,11 +176,16 @@ export async function findOwnUnattachedMedia(ctx: Ctx, account: AccountRow, id: 
 /** Deletes one of the viewer's unattached media (DELETE /api/v1/media/:id); attached ones are refused. */
 export async function deleteOwnMedia(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<void> {
   const media = await findOwnMedia(ctx, account, id);
-  if (media.status_id || media.scheduled_status_id) throw new Unprocessable("Media attachment is currently used by a status");
+  if (media.status_id || media.scheduled_status_id)
+    throw new Unprocessable("Media attachment is currently used by a status");
   await destroyMedia(ctx, [media]);
 }
 
-export async function updateMedia(ctx: Ctx, media: MediaAttachmentRow, params: { description?: string; focus?: string }): Promise<MediaAttachmentRow> {
+export async function updateMedia(
+  ctx: Ctx,
+  media: MediaAttachmentRow,
+  params: { description?: string; focus?: string },
+): Promise<MediaAttachmentRow> {
   checkDescription(params.description);
   const focus = parseFocus(params.focus);
   return ctx.db.kysely
@@ -168,7 +207,11 @@ export async function destroyMedia(ctx: Ctx, rows: readonly MediaAttachmentRow[]
   // Re-checked in the DELETE itself: a post may have taken one of them meanwhile.
   const gone = await ctx.db.kysely
     .deleteFrom("media_attachments")
-    .where("id", "in", rows.map((r) => r.id))
+    .where(
+      "id",
+      "in",
+      rows.map((r) => r.id),
+    )
     .where("status_id", "is", null)
     .where("scheduled_status_id", "is", null)
     .returning("id")

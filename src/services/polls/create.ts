@@ -4,7 +4,13 @@ import type { Database, PollRow } from "../../db/schema.ts";
 import type { PollParams } from "../statuses/validate.ts";
 
 /** Stores a new poll for a status (already validated); every tally starts at zero. */
-export async function insertPoll(db: Kysely<Database>, accountId: string, statusId: string, poll: PollParams, now: Date): Promise<PollRow> {
+export async function insertPoll(
+  db: Kysely<Database>,
+  accountId: string,
+  statusId: string,
+  poll: PollParams,
+  now: Date,
+): Promise<PollRow> {
   const options = poll.options.map((o) => o.trim());
   return db
     .insertInto("polls")

@@ -7,8 +7,14 @@ import { isPollExpired } from "../../entities/poll.ts";
 import { findVisibleStatus } from "../statuses/find.ts";
 
 /** A poll whose status the viewer may see, or 404. */
-export async function findVisiblePoll(ctx: Ctx, id: string | undefined, viewerAccountId: string | undefined): Promise<PollRow> {
-  const poll = id ? await ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", id).executeTakeFirst() : undefined;
+export async function findVisiblePoll(
+  ctx: Ctx,
+  id: string | undefined,
+  viewerAccountId: string | undefined,
+): Promise<PollRow> {
+  const poll = id
+    ? await ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", id).executeTakeFirst()
+    : undefined;
   if (!poll?.status_id) throw new NotFound();
   await findVisibleStatus(ctx, poll.status_id, viewerAccountId);
   return poll;
@@ -20,16 +26,28 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
   if (isPollExpired(poll)) throw new ValidationFailed("The poll has already ended");
   const count = pollOptions(poll).length;
   const unique = [...new Set(choices)];
-  if (unique.length === 0 || unique.some((c) => !Number.isInteger(c) || c < 0 || c >= count)) throw new ValidationFailed("The chosen vote option does not exist");
+  if (unique.length === 0 || unique.some((c) => !Number.isInteger(c) || c < 0 || c >= count))
+    throw new ValidationFailed("The chosen vote option does not exist");
   if (!poll.multiple && unique.length > 1) throw new ValidationFailed("You have already voted on this poll");
   return ctx.db.kysely.transaction().execute(async (tx) => {
     let locked = tx.selectFrom("polls").selectAll().where("id", "=", poll.id);
     if (ctx.db.engine === "postgres") locked = locked.forUpdate();
     const current = await locked.executeTakeFirstOrThrow();
-    const earlier = await tx.selectFrom("poll_votes").select("id").where("poll_id", "=", poll.id).where("account_id", "=", viewer.id).limit(1).execute();
+    const earlier = await tx
+      .selectFrom("poll_votes")
+      .select("id")
+      .where("poll_id", "=", poll.id)
+      .where("account_id", "=", viewer.id)
+      .limit(1)
+      .execute();
     if (earlier.length > 0) throw new ValidationFailed("You have already voted on this poll");
     const now = new Date().toISOString();
-    await tx.insertInto("poll_votes").values(unique.map((choice) => ({ id: newId(), poll_id: poll.id, account_id: viewer.id, choice, created_at: now }))).execute();
+    await tx
+      .insertInto("poll_votes")
+      .values(
+        unique.map((choice) => ({ id: newId(), poll_id: poll.id, account_id: viewer.id, choice, created_at: now })),
+      )
+      .execute();
     const tallies = pollTallies(current);
     for (const choice of unique) tallies[choice] = (tallies[choice] ?? 0) + 1;
     return tx
@@ -53,6 +71,11 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
 export async function closePoll(ctx: Ctx, pollId: string, now = Date.now()): Promise<boolean> {
   const poll = await ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", pollId).executeTakeFirst();
   if (!poll || poll.closed_at || !isPollExpired(poll, now)) return false;
-  const result = await ctx.db.kysely.updateTable("polls").set({ closed_at: new Date(now).toISOString() }).where("id", "=", pollId).where("closed_at", "is", null).executeTakeFirst();
+  const result = await ctx.db.kysely
+    .updateTable("polls")
+    .set({ closed_at: new Date(now).toISOString() })
+    .where("id", "=", pollId)
+    .where("closed_at", "is", null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -19,7 +19,12 @@ export const SIGNED_IN_CONTEXT: ContextLimits = { ancestors: 4096, descendants: 
  * first), each filtered for the viewer (visibility, and authors hidden from a signed-in viewer).
  * Two recursive queries whatever the thread's size.
  */
-export async function statusContext(ctx: Ctx, status: StatusRow, viewerAccountId: string | undefined, limits: ContextLimits): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
+export async function statusContext(
+  ctx: Ctx,
+  status: StatusRow,
+  viewerAccountId: string | undefined,
+  limits: ContextLimits,
+): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
   const db = ctx.db.kysely;
   const ancestorIds = status.in_reply_to_id
     ? (
@@ -48,7 +53,13 @@ export async function statusContext(ctx: Ctx, status: StatusRow, viewerAccountId
   const rows = wanted.length ? await db.selectFrom("statuses").selectAll().where("id", "in", wanted).execute() : [];
   const readable = await filterVisible(ctx, rows, viewerAccountId);
   // Posts of accounts the viewer blocks, mutes or whose domain they block leave the thread, as in Mastodon.
-  const hidden = viewerAccountId ? await hiddenAccounts(db, viewerAccountId, readable.map((r) => r.account_id)) : new Set<string>();
+  const hidden = viewerAccountId
+    ? await hiddenAccounts(
+        db,
+        viewerAccountId,
+        readable.map((r) => r.account_id),
+      )
+    : new Set<string>();
   const visible = new Map(readable.filter((r) => !hidden.has(r.account_id)).map((r) => [r.id, r]));
 
   const ancestors = [...ancestorIds]
@@ -58,7 +69,8 @@ export async function statusContext(ctx: Ctx, status: StatusRow, viewerAccountId
 
   // Depth-first walk of the reply tree, siblings in ID (creation) order.
   const children = new Map<string, string[]>();
-  for (const row of descendantRows) children.set(row.in_reply_to_id, [...(children.get(row.in_reply_to_id) ?? []), row.id]);
+  for (const row of descendantRows)
+    children.set(row.in_reply_to_id, [...(children.get(row.in_reply_to_id) ?? []), row.id]);
   const ordered: StatusRow[] = [];
   const walk = (id: string) => {
     const kids = (children.get(id) ?? []).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));

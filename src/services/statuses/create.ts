@@ -20,7 +20,12 @@ export interface CreateOptions {
  * Stores a prepared post (see `prepareStatus`) of a local author with its mentions, tags, media,
  * poll and counters in one transaction, and enqueues its preview card. Returns the new row.
  */
-export async function createStatus(ctx: Ctx, author: Author, draft: StatusDraft, options: CreateOptions = {}): Promise<StatusRow> {
+export async function createStatus(
+  ctx: Ctx,
+  author: Author,
+  draft: StatusDraft,
+  options: CreateOptions = {},
+): Promise<StatusRow> {
   const { text, spoilerText, sensitive, visibility, language, parent, media, formatted } = draft;
   const { scheduledStatusId, idempotencyKey } = options;
   const now = new Date();
@@ -30,7 +35,11 @@ export async function createStatus(ctx: Ctx, author: Author, draft: StatusDraft,
     if (scheduledStatusId) {
       const claimed = await tx.deleteFrom("scheduled_statuses").where("id", "=", scheduledStatusId).executeTakeFirst();
       if (Number(claimed.numDeletedRows) !== 1) throw new AlreadyPublished();
-      await tx.updateTable("media_attachments").set({ scheduled_status_id: null }).where("scheduled_status_id", "=", scheduledStatusId).execute();
+      await tx
+        .updateTable("media_attachments")
+        .set({ scheduled_status_id: null })
+        .where("scheduled_status_id", "=", scheduledStatusId)
+        .execute();
     }
     const tags = await upsertTags(tx, formatted.tags);
     const status = await tx
@@ -59,7 +68,15 @@ export async function createStatus(ctx: Ctx, author: Author, draft: StatusDraft,
     if (formatted.mentions.length > 0) {
       await tx
         .insertInto("mentions")
-        .values(formatted.mentions.map((account) => ({ id: newId(), status_id: id, account_id: account.id, silent: false, created_at: nowIso })))
+        .values(
+          formatted.mentions.map((account) => ({
+            id: newId(),
+            status_id: id,
+            account_id: account.id,
+            silent: false,
+            created_at: nowIso,
+          })),
+        )
         .execute();
     }
     await tagStatus(tx, id, tags, nowIso);
@@ -68,16 +85,28 @@ export async function createStatus(ctx: Ctx, author: Author, draft: StatusDraft,
       const taken = await tx
         .updateTable("media_attachments")
         .set({ status_id: id, updated_at: nowIso })
-        .where("id", "in", media.map((m) => m.id))
+        .where(
+          "id",
+          "in",
+          media.map((m) => m.id),
+        )
         .where("status_id", "is", null)
         .where("scheduled_status_id", "is", null)
         .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) !== media.length) throw new Unprocessable(`Media ${media.map((m) => m.id).join(", ")} not found or already attached to another post`);
+      if (Number(taken.numUpdatedRows) !== media.length)
+        throw new Unprocessable(
+          `Media ${media.map((m) => m.id).join(", ")} not found or already attached to another post`,
+        );
     }
     let row = status;
     if (draft.poll) {
       const poll = await insertPoll(tx, author.account.id, id, draft.poll, now);
-      row = await tx.updateTable("statuses").set({ poll_id: poll.id }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+      row = await tx
+        .updateTable("statuses")
+        .set({ poll_id: poll.id })
+        .where("id", "=", id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
       await ctx.jobs.enqueueWith(tx, "polls.close", { pollId: poll.id }, { runAt: new Date(poll.expires_at!) });
     }
     if (visibility !== "direct") {
@@ -88,10 +117,15 @@ export async function createStatus(ctx: Ctx, author: Author, draft: StatusDraft,
         .execute();
     }
     if (parent && (visibility === "public" || visibility === "unlisted")) {
-      await tx.updateTable("statuses").set((eb) => ({ replies_count: eb("replies_count", "+", 1) })).where("id", "=", parent.id).execute();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ replies_count: eb("replies_count", "+", 1) }))
+        .where("id", "=", parent.id)
+        .execute();
     }
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { statusId: id });
-    if (hasPreviewableLink(visibility, text)) await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: id }, { maxAttempts: 3 });
+    if (hasPreviewableLink(visibility, text))
+      await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: id }, { maxAttempts: 3 });
     return row;
   });
 }

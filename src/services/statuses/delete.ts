@@ -11,22 +11,50 @@ import { NotFound } from "../../errors.ts";
 export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const now = new Date().toISOString();
-    await tx.updateTable("media_attachments").set({ status_id: null, updated_at: now }).where("status_id", "=", status.id).execute();
+    await tx
+      .updateTable("media_attachments")
+      .set({ status_id: null, updated_at: now })
+      .where("status_id", "=", status.id)
+      .execute();
     await tx.deleteFrom("polls").where("status_id", "=", status.id).execute();
-    const boosts = await tx.deleteFrom("statuses").where("reblog_of_id", "=", status.id).returning(["account_id", "visibility"]).execute();
-    const deleted = await tx.deleteFrom("statuses").where("id", "=", status.id).returning(["account_id", "visibility", "reblog_of_id", "in_reply_to_id"]).executeTakeFirst();
+    const boosts = await tx
+      .deleteFrom("statuses")
+      .where("reblog_of_id", "=", status.id)
+      .returning(["account_id", "visibility"])
+      .execute();
+    const deleted = await tx
+      .deleteFrom("statuses")
+      .where("id", "=", status.id)
+      .returning(["account_id", "visibility", "reblog_of_id", "in_reply_to_id"])
+      .executeTakeFirst();
     if (!deleted) throw new NotFound();
 
     const perAccount = new Map<string, number>();
-    for (const s of [deleted, ...boosts]) if (s.visibility !== "direct") perAccount.set(s.account_id, (perAccount.get(s.account_id) ?? 0) + 1);
+    for (const s of [deleted, ...boosts])
+      if (s.visibility !== "direct") perAccount.set(s.account_id, (perAccount.get(s.account_id) ?? 0) + 1);
     for (const [accountId, n] of perAccount) {
-      await tx.updateTable("accounts").set((eb) => ({ statuses_count: eb("statuses_count", "-", n) })).where("id", "=", accountId).where("statuses_count", ">=", n).execute();
+      await tx
+        .updateTable("accounts")
+        .set((eb) => ({ statuses_count: eb("statuses_count", "-", n) }))
+        .where("id", "=", accountId)
+        .where("statuses_count", ">=", n)
+        .execute();
     }
     if (deleted.reblog_of_id) {
-      await tx.updateTable("statuses").set((eb) => ({ reblogs_count: eb("reblogs_count", "-", 1) })).where("id", "=", deleted.reblog_of_id).where("reblogs_count", ">", 0).execute();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ reblogs_count: eb("reblogs_count", "-", 1) }))
+        .where("id", "=", deleted.reblog_of_id)
+        .where("reblogs_count", ">", 0)
+        .execute();
     }
     if (deleted.in_reply_to_id && (deleted.visibility === "public" || deleted.visibility === "unlisted")) {
-      await tx.updateTable("statuses").set((eb) => ({ replies_count: eb("replies_count", "-", 1) })).where("id", "=", deleted.in_reply_to_id).where("replies_count", ">", 0).execute();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ replies_count: eb("replies_count", "-", 1) }))
+        .where("id", "=", deleted.in_reply_to_id)
+        .where("replies_count", ">", 0)
+        .execute();
     }
   });
 }

@@ -34,8 +34,12 @@ export interface EditStatusParams {
 /** A snapshot of the status as it reads now, for the edit history. */
 async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Promise<void> {
   const order = mediaOrder(status);
-  const media = order.length ? await db.selectFrom("media_attachments").select(["id", "description"]).where("id", "in", order).execute() : [];
-  const poll = status.poll_id ? await db.selectFrom("polls").select("options").where("id", "=", status.poll_id).executeTakeFirst() : undefined;
+  const media = order.length
+    ? await db.selectFrom("media_attachments").select(["id", "description"]).where("id", "in", order).execute()
+    : [];
+  const poll = status.poll_id
+    ? await db.selectFrom("polls").select("options").where("id", "=", status.poll_id).executeTakeFirst()
+    : undefined;
   await db
     .insertInto("status_edits")
     .values({
@@ -48,7 +52,9 @@ async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Pr
       sensitive: status.sensitive,
       language: status.language,
       ordered_media_attachment_ids: encodeMediaOrder(order),
-      media_descriptions: order.length ? JSON.stringify(order.map((id) => media.find((m) => m.id === id)?.description ?? null)) : null,
+      media_descriptions: order.length
+        ? JSON.stringify(order.map((id) => media.find((m) => m.id === id)?.description ?? null))
+        : null,
       poll_options: poll ? poll.options : null,
       created_at: at,
     })
@@ -58,7 +64,11 @@ async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Pr
 /** Whether an edit keeps the poll's votes: same options and the same single/multiple choice. */
 function keepsVotes(current: PollRow, next: PollParams): boolean {
   const options = pollOptions(current);
-  return current.multiple === next.multiple && options.length === next.options.length && options.every((o, i) => o === next.options[i].trim());
+  return (
+    current.multiple === next.multiple &&
+    options.length === next.options.length &&
+    options.every((o, i) => o === next.options[i].trim())
+  );
 }
 
 /**
@@ -69,17 +79,25 @@ function keepsVotes(current: PollRow, next: PollParams): boolean {
 export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatusParams): Promise<StatusRow> {
   const db = ctx.db.kysely;
   const mediaIds = [...new Set(params.mediaIds ?? mediaOrder(status))];
-  const currentPoll = status.poll_id ? await db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst() : undefined;
+  const currentPoll = status.poll_id
+    ? await db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst()
+    : undefined;
   // An edit follows the rules of a new post (a warning alone becomes the text; length, media, poll limits).
   const { text, spoilerText, media, formatted } = await prepareContent(
     ctx,
     status.account_id,
-    { text: params.text ?? status.text, spoilerText: params.spoilerText ?? status.spoiler_text, mediaIds, poll: params.poll },
+    {
+      text: params.text ?? status.text,
+      spoilerText: params.spoilerText ?? status.spoiler_text,
+      mediaIds,
+      poll: params.poll,
+    },
     { statusId: status.id },
   );
   const focusById = new Map(params.mediaAttributes.map((a) => [a.id, parseFocus(a.focus)]));
   for (const attribute of params.mediaAttributes) {
-    if (!media.some((m) => m.id === attribute.id)) throw new ValidationFailed(`Media ${attribute.id} is not attached to this post`);
+    if (!media.some((m) => m.id === attribute.id))
+      throw new ValidationFailed(`Media ${attribute.id} is not attached to this post`);
     if (attribute.description !== undefined && [...attribute.description].length > LIMITS.media.descriptionLimit) {
       throw new ValidationFailed(`Description is too long (maximum is ${LIMITS.media.descriptionLimit} characters)`);
     }
@@ -88,23 +106,55 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
   const nowIso = now.toISOString();
 
   return db.transaction().execute(async (tx) => {
-    const edits = await tx.selectFrom("status_edits").select("id").where("status_id", "=", status.id).limit(1).execute();
+    const edits = await tx
+      .selectFrom("status_edits")
+      .select("id")
+      .where("status_id", "=", status.id)
+      .limit(1)
+      .execute();
     if (edits.length === 0) await snapshot(tx, status, status.created_at);
 
     const tags = await upsertTags(tx, formatted.tags);
     await tx.deleteFrom("statuses_tags").where("status_id", "=", status.id).execute();
     await tagStatus(tx, status.id, tags, nowIso);
-    const existingMentions = await tx.selectFrom("mentions").select("account_id").where("status_id", "=", status.id).execute();
+    const existingMentions = await tx
+      .selectFrom("mentions")
+      .select("account_id")
+      .where("status_id", "=", status.id)
+      .execute();
     const known = new Set(existingMentions.map((m) => m.account_id));
     const added = formatted.mentions.filter((a) => !known.has(a.id));
-    if (added.length) await tx.insertInto("mentions").values(added.map((a) => ({ id: newId(), status_id: status.id, account_id: a.id, silent: false, created_at: nowIso }))).execute();
+    if (added.length)
+      await tx
+        .insertInto("mentions")
+        .values(
+          added.map((a) => ({
+            id: newId(),
+            status_id: status.id,
+            account_id: a.id,
+            silent: false,
+            created_at: nowIso,
+          })),
+        )
+        .execute();
     const keep = new Set(formatted.mentions.map((a) => a.id));
     const dropped = existingMentions.filter((m) => !keep.has(m.account_id)).map((m) => m.account_id);
     // Mentions that left the text become silent: those accounts keep access to a post addressed to them.
-    if (dropped.length) await tx.updateTable("mentions").set({ silent: true }).where("status_id", "=", status.id).where("account_id", "in", dropped).execute();
+    if (dropped.length)
+      await tx
+        .updateTable("mentions")
+        .set({ silent: true })
+        .where("status_id", "=", status.id)
+        .where("account_id", "in", dropped)
+        .execute();
 
     const detach = mediaOrder(status).filter((id) => !mediaIds.includes(id));
-    if (detach.length) await tx.updateTable("media_attachments").set({ status_id: null, updated_at: nowIso }).where("id", "in", detach).execute();
+    if (detach.length)
+      await tx
+        .updateTable("media_attachments")
+        .set({ status_id: null, updated_at: nowIso })
+        .where("id", "in", detach)
+        .execute();
     for (const row of media as MediaAttachmentRow[]) {
       const attribute = params.mediaAttributes.find((a) => a.id === row.id);
       const focus = focusById.get(row.id);
@@ -126,7 +176,11 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
     if (currentPoll && params.poll && !removePoll) {
       // Same options: the votes stay, the new duration and hide_totals apply.
       const expiresAt = new Date(now.getTime() + (params.poll.expiresIn ?? 0) * 1000).toISOString();
-      await tx.updateTable("polls").set({ expires_at: expiresAt, hide_totals: params.poll.hideTotals, closed_at: null, updated_at: nowIso }).where("id", "=", currentPoll.id).execute();
+      await tx
+        .updateTable("polls")
+        .set({ expires_at: expiresAt, hide_totals: params.poll.hideTotals, closed_at: null, updated_at: nowIso })
+        .where("id", "=", currentPoll.id)
+        .execute();
       await ctx.jobs.enqueueWith(tx, "polls.close", { pollId: currentPoll.id }, { runAt: new Date(expiresAt) });
     }
     if (removePoll) {
@@ -146,7 +200,8 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
         content: formatted.html,
         spoiler_text: spoilerText,
         sensitive: (params.sensitive ?? status.sensitive) || spoilerText.trim() !== "",
-        language: params.language !== undefined ? (normalizeLanguage(params.language) ?? status.language) : status.language,
+        language:
+          params.language !== undefined ? (normalizeLanguage(params.language) ?? status.language) : status.language,
         ordered_media_attachment_ids: encodeMediaOrder(mediaIds),
         poll_id: pollId,
         edited_at: nowIso,
@@ -159,7 +214,8 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
     if (text !== status.text) {
       // A changed text may link elsewhere: the card is fetched again, as Mastodon resets it on edit.
       await detachCard(tx, status.id);
-      if (hasPreviewableLink(updated.visibility, text)) await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: status.id }, { maxAttempts: 3 });
+      if (hasPreviewableLink(updated.visibility, text))
+        await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: status.id }, { maxAttempts: 3 });
     }
     return updated;
   });

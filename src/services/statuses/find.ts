@@ -8,7 +8,11 @@ import { visibleStatusIds } from "./visibility.ts";
  * The statuses among `rows` that `viewerAccountId` may see; a boost is seen only when the boosted
  * status is too. Order is kept. One batch of queries for the whole list.
  */
-export async function filterVisible(ctx: Ctx, rows: readonly StatusRow[], viewerAccountId: string | undefined): Promise<StatusRow[]> {
+export async function filterVisible(
+  ctx: Ctx,
+  rows: readonly StatusRow[],
+  viewerAccountId: string | undefined,
+): Promise<StatusRow[]> {
   if (rows.length === 0) return [];
   const originalIds = [...new Set(rows.map((r) => r.reblog_of_id).filter((id): id is string => !!id))];
   const originals = await statusesByIds(ctx.db.kysely, originalIds);
@@ -24,14 +28,22 @@ export async function reloadStatus(ctx: Ctx, id: string): Promise<StatusRow> {
 }
 
 /** A status the viewer may see, or 404 (missing and hidden look the same). */
-export async function findVisibleStatus(ctx: Ctx, id: string | undefined, viewerAccountId: string | undefined): Promise<StatusRow> {
+export async function findVisibleStatus(
+  ctx: Ctx,
+  id: string | undefined,
+  viewerAccountId: string | undefined,
+): Promise<StatusRow> {
   const row = await statusById(ctx.db.kysely, id);
   if (!row || (await filterVisible(ctx, [row], viewerAccountId)).length === 0) throw new NotFound();
   return row;
 }
 
 /** The visible statuses among `ids`, in the order asked, each once. */
-export async function findVisibleStatuses(ctx: Ctx, ids: readonly string[], viewerAccountId: string | undefined): Promise<StatusRow[]> {
+export async function findVisibleStatuses(
+  ctx: Ctx,
+  ids: readonly string[],
+  viewerAccountId: string | undefined,
+): Promise<StatusRow[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
   const rows = await statusesByIds(ctx.db.kysely, unique);

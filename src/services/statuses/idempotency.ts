@@ -16,7 +16,12 @@ export type Posted = { kind: "status"; status: StatusRow } | { kind: "scheduled"
 
 /** What a still-valid key of this account made, if it still exists. */
 async function earlierPost(db: Kysely<Database>, accountId: string, key: string): Promise<Posted | undefined> {
-  const row = await db.selectFrom("idempotency_keys").selectAll().where("account_id", "=", accountId).where("key", "=", key).executeTakeFirst();
+  const row = await db
+    .selectFrom("idempotency_keys")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("key", "=", key)
+    .executeTakeFirst();
   if (!row || Date.parse(row.created_at) + IDEMPOTENCY_WINDOW_MS < Date.now()) return undefined;
   const status = await statusById(db, row.status_id ?? undefined);
   if (status) return { kind: "status", status };
@@ -28,7 +33,12 @@ async function earlierPost(db: Kysely<Database>, accountId: string, key: string)
  * Runs `post` unless `key` already made a post (then answers with that post). `post` must record
  * the key with `rememberIdempotencyKey` inside its transaction.
  */
-export async function withIdempotency(ctx: Ctx, accountId: string, key: string | undefined, post: () => Promise<Posted>): Promise<Posted> {
+export async function withIdempotency(
+  ctx: Ctx,
+  accountId: string,
+  key: string | undefined,
+  post: () => Promise<Posted>,
+): Promise<Posted> {
   if (!key) return post();
   const earlier = await earlierPost(ctx.db.kysely, accountId, key);
   if (earlier) return earlier;
@@ -60,7 +70,14 @@ export async function rememberIdempotencyKey(
         eb("created_at", "<", new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString()),
         eb.and([
           eb("status_id", "is not", null),
-          eb.not(eb.exists(eb.selectFrom("statuses").select("statuses.id").whereRef("statuses.id", "=", "idempotency_keys.status_id"))),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom("statuses")
+                .select("statuses.id")
+                .whereRef("statuses.id", "=", "idempotency_keys.status_id"),
+            ),
+          ),
         ]),
         eb.and([
           eb("scheduled_status_id", "is not", null),
@@ -78,6 +95,12 @@ export async function rememberIdempotencyKey(
     .execute();
   await db
     .insertInto("idempotency_keys")
-    .values({ account_id: accountId, key, status_id: target.statusId ?? null, scheduled_status_id: target.scheduledStatusId ?? null, created_at: now })
+    .values({
+      account_id: accountId,
+      key,
+      status_id: target.statusId ?? null,
+      scheduled_status_id: target.scheduledStatusId ?? null,
+      created_at: now,
+    })
     .execute();
 }

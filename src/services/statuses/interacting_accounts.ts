@@ -16,16 +16,35 @@ export interface InteractingAccounts {
   accounts: AccountRow[];
 }
 
-async function accountsOf(ctx: Ctx, rows: InteractingAccounts["rows"], viewerId: string | undefined): Promise<InteractingAccounts> {
-  const found = await accountsByIds(ctx.db.kysely, rows.map((r) => r.account_id), { activeOnly: true });
+async function accountsOf(
+  ctx: Ctx,
+  rows: InteractingAccounts["rows"],
+  viewerId: string | undefined,
+): Promise<InteractingAccounts> {
+  const found = await accountsByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.account_id),
+    { activeOnly: true },
+  );
   // A signed-in viewer does not see the accounts hidden from them (blocks, mutes, domain blocks).
-  const hidden = viewerId ? await hiddenAccounts(ctx.db.kysely, viewerId, found.map((a) => a.id)) : new Set<string>();
+  const hidden = viewerId
+    ? await hiddenAccounts(
+        ctx.db.kysely,
+        viewerId,
+        found.map((a) => a.id),
+      )
+    : new Set<string>();
   const byId = new Map(found.filter((a) => !hidden.has(a.id)).map((a) => [a.id, a]));
   return { rows, accounts: rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined) };
 }
 
 /** Boosters of a status; followers-only boosts stay out, as Mastodon lists only public and unlisted ones. */
-export async function rebloggedBy(ctx: Ctx, statusId: string, page: PageParams, viewerId: string | undefined): Promise<InteractingAccounts> {
+export async function rebloggedBy(
+  ctx: Ctx,
+  statusId: string,
+  page: PageParams,
+  viewerId: string | undefined,
+): Promise<InteractingAccounts> {
   const query = ctx.db.kysely
     .selectFrom("statuses")
     .select(["id as cursor", "account_id"])
@@ -34,7 +53,15 @@ export async function rebloggedBy(ctx: Ctx, statusId: string, page: PageParams, 
   return accountsOf(ctx, await fetchPage(query, "id", page), viewerId);
 }
 
-export async function favouritedBy(ctx: Ctx, statusId: string, page: PageParams, viewerId: string | undefined): Promise<InteractingAccounts> {
-  const query = ctx.db.kysely.selectFrom("favourites").select(["id as cursor", "account_id"]).where("status_id", "=", statusId);
+export async function favouritedBy(
+  ctx: Ctx,
+  statusId: string,
+  page: PageParams,
+  viewerId: string | undefined,
+): Promise<InteractingAccounts> {
+  const query = ctx.db.kysely
+    .selectFrom("favourites")
+    .select(["id as cursor", "account_id"])
+    .where("status_id", "=", statusId);
   return accountsOf(ctx, await fetchPage(query, "id", page), viewerId);
 }

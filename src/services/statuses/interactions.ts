@@ -12,7 +12,11 @@ import type { Visibility } from "./validate.ts";
 export async function actionTarget(ctx: Ctx, id: string | undefined, viewer: AccountRow): Promise<StatusRow> {
   const status = await findVisibleStatus(ctx, id, viewer.id);
   if (!status.reblog_of_id) return status;
-  const original = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", status.reblog_of_id).executeTakeFirst();
+  const original = await ctx.db.kysely
+    .selectFrom("statuses")
+    .selectAll()
+    .where("id", "=", status.reblog_of_id)
+    .executeTakeFirst();
   if (!original) throw new NotFound();
   return original;
 }
@@ -32,7 +36,11 @@ export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow)
       .onConflict((oc) => oc.columns(["account_id", "status_id"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
-      await tx.updateTable("statuses").set((eb) => ({ favourites_count: eb("favourites_count", "+", 1) })).where("id", "=", status.id).execute();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ favourites_count: eb("favourites_count", "+", 1) }))
+        .where("id", "=", status.id)
+        .execute();
     }
   });
   return reload(ctx, status.id);
@@ -40,16 +48,30 @@ export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow)
 
 export async function unfavourite(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<StatusRow> {
   await ctx.db.kysely.transaction().execute(async (tx) => {
-    const removed = await tx.deleteFrom("favourites").where("account_id", "=", viewer.id).where("status_id", "=", status.id).executeTakeFirst();
+    const removed = await tx
+      .deleteFrom("favourites")
+      .where("account_id", "=", viewer.id)
+      .where("status_id", "=", status.id)
+      .executeTakeFirst();
     if (Number(removed.numDeletedRows) > 0) {
-      await tx.updateTable("statuses").set((eb) => ({ favourites_count: eb("favourites_count", "-", 1) })).where("id", "=", status.id).where("favourites_count", ">", 0).execute();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ favourites_count: eb("favourites_count", "-", 1) }))
+        .where("id", "=", status.id)
+        .where("favourites_count", ">", 0)
+        .execute();
     }
   });
   return reload(ctx, status.id);
 }
 
 /** Bookmarks, pins: a flag per account and status, without a counter. */
-async function addFlag(ctx: Ctx, table: "bookmarks" | "status_pins", viewer: AccountRow, status: StatusRow): Promise<void> {
+async function addFlag(
+  ctx: Ctx,
+  table: "bookmarks" | "status_pins",
+  viewer: AccountRow,
+  status: StatusRow,
+): Promise<void> {
   await ctx.db.kysely
     .insertInto(table)
     .values({ id: newId(), account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
@@ -57,24 +79,40 @@ async function addFlag(ctx: Ctx, table: "bookmarks" | "status_pins", viewer: Acc
     .execute();
 }
 
-async function removeFlag(ctx: Ctx, table: "bookmarks" | "status_pins", viewer: AccountRow, status: StatusRow): Promise<void> {
-  await ctx.db.kysely.deleteFrom(table).where("account_id", "=", viewer.id).where("status_id", "=", status.id).execute();
+async function removeFlag(
+  ctx: Ctx,
+  table: "bookmarks" | "status_pins",
+  viewer: AccountRow,
+  status: StatusRow,
+): Promise<void> {
+  await ctx.db.kysely
+    .deleteFrom(table)
+    .where("account_id", "=", viewer.id)
+    .where("status_id", "=", status.id)
+    .execute();
 }
 
 export const bookmark = (ctx: Ctx, viewer: AccountRow, status: StatusRow) => addFlag(ctx, "bookmarks", viewer, status);
-export const unbookmark = (ctx: Ctx, viewer: AccountRow, status: StatusRow) => removeFlag(ctx, "bookmarks", viewer, status);
+export const unbookmark = (ctx: Ctx, viewer: AccountRow, status: StatusRow) =>
+  removeFlag(ctx, "bookmarks", viewer, status);
 
 /** Pins one of the viewer's own posts to the profile (at most five; not boosts or direct posts). */
 export async function pin(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
   if (status.account_id !== viewer.id) throw new ValidationFailed("Someone else's post cannot be pinned");
   if (status.reblog_of_id) throw new ValidationFailed("A boost cannot be pinned");
-  if (status.visibility === "direct") throw new ValidationFailed("Posts that are only visible to mentioned users cannot be pinned");
+  if (status.visibility === "direct")
+    throw new ValidationFailed("Posts that are only visible to mentioned users cannot be pinned");
   await ctx.db.kysely.transaction().execute(async (tx) => {
     // The limit holds under concurrent pins: count and insert under the account's lock.
     await lockAccountRow(tx, ctx.db.engine, viewer.id);
-    const pinned = await tx.selectFrom("status_pins").select(["status_id"]).where("account_id", "=", viewer.id).execute();
+    const pinned = await tx
+      .selectFrom("status_pins")
+      .select(["status_id"])
+      .where("account_id", "=", viewer.id)
+      .execute();
     if (pinned.some((p) => p.status_id === status.id)) return;
-    if (pinned.length >= LIMITS.accounts.maxPinnedStatuses) throw new ValidationFailed("You have already pinned the maximum number of posts");
+    if (pinned.length >= LIMITS.accounts.maxPinnedStatuses)
+      throw new ValidationFailed("You have already pinned the maximum number of posts");
     await tx
       .insertInto("status_pins")
       .values({ id: newId(), account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
@@ -83,7 +121,8 @@ export async function pin(ctx: Ctx, viewer: AccountRow, status: StatusRow): Prom
   });
 }
 
-export const unpin = (ctx: Ctx, viewer: AccountRow, status: StatusRow) => removeFlag(ctx, "status_pins", viewer, status);
+export const unpin = (ctx: Ctx, viewer: AccountRow, status: StatusRow) =>
+  removeFlag(ctx, "status_pins", viewer, status);
 
 /** Mutes the conversation a status belongs to: its notifications stop for the viewer. */
 export async function muteConversation(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
@@ -97,7 +136,11 @@ export async function muteConversation(ctx: Ctx, viewer: AccountRow, status: Sta
 
 export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
   if (!status.conversation_id) return;
-  await ctx.db.kysely.deleteFrom("conversation_mutes").where("account_id", "=", viewer.id).where("conversation_id", "=", status.conversation_id).execute();
+  await ctx.db.kysely
+    .deleteFrom("conversation_mutes")
+    .where("account_id", "=", viewer.id)
+    .where("conversation_id", "=", status.conversation_id)
+    .execute();
 }
 
 const REBLOG_VISIBILITIES = ["public", "unlisted", "private"] as const;
@@ -106,12 +149,24 @@ const REBLOG_VISIBILITIES = ["public", "unlisted", "private"] as const;
  * Boosts a status (or returns the viewer's existing boost). Private posts can be boosted only by
  * their author, and stay private; direct posts never.
  */
-export async function reblog(ctx: Ctx, viewer: AccountRow, status: StatusRow, requested: string | undefined): Promise<StatusRow> {
+export async function reblog(
+  ctx: Ctx,
+  viewer: AccountRow,
+  status: StatusRow,
+  requested: string | undefined,
+): Promise<StatusRow> {
   const own = status.account_id === viewer.id;
   if (status.visibility === "direct" || (status.visibility === "private" && !own)) throw new Forbidden();
-  const existing = await ctx.db.kysely.selectFrom("statuses").selectAll().where("account_id", "=", viewer.id).where("reblog_of_id", "=", status.id).executeTakeFirst();
+  const existing = await ctx.db.kysely
+    .selectFrom("statuses")
+    .selectAll()
+    .where("account_id", "=", viewer.id)
+    .where("reblog_of_id", "=", status.id)
+    .executeTakeFirst();
   if (existing) return existing;
-  let visibility: Visibility = (REBLOG_VISIBILITIES as readonly string[]).includes(requested ?? "") ? (requested as Visibility) : "public";
+  let visibility: Visibility = (REBLOG_VISIBILITIES as readonly string[]).includes(requested ?? "")
+    ? (requested as Visibility)
+    : "public";
   if (status.visibility === "private") visibility = "private";
   if (visibility === "public" && viewer.silenced_at) visibility = "unlisted";
   const now = new Date().toISOString();
@@ -121,15 +176,39 @@ export async function reblog(ctx: Ctx, viewer: AccountRow, status: StatusRow, re
     return await ctx.db.kysely.transaction().execute(async (tx) => {
       const row = await tx
         .insertInto("statuses")
-        .values({ id, uri, url: uri, account_id: viewer.id, reblog_of_id: status.id, visibility, local: true, conversation_id: status.conversation_id, created_at: now, updated_at: now })
+        .values({
+          id,
+          uri,
+          url: uri,
+          account_id: viewer.id,
+          reblog_of_id: status.id,
+          visibility,
+          local: true,
+          conversation_id: status.conversation_id,
+          created_at: now,
+          updated_at: now,
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await tx.updateTable("statuses").set((eb) => ({ reblogs_count: eb("reblogs_count", "+", 1) })).where("id", "=", status.id).execute();
-      await tx.updateTable("accounts").set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now })).where("id", "=", viewer.id).execute();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ reblogs_count: eb("reblogs_count", "+", 1) }))
+        .where("id", "=", status.id)
+        .execute();
+      await tx
+        .updateTable("accounts")
+        .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
+        .where("id", "=", viewer.id)
+        .execute();
       return row;
     });
   } catch (error) {
-    const raced = await ctx.db.kysely.selectFrom("statuses").selectAll().where("account_id", "=", viewer.id).where("reblog_of_id", "=", status.id).executeTakeFirst();
+    const raced = await ctx.db.kysely
+      .selectFrom("statuses")
+      .selectAll()
+      .where("account_id", "=", viewer.id)
+      .where("reblog_of_id", "=", status.id)
+      .executeTakeFirst();
     if (raced) return raced;
     throw error;
   }
@@ -137,7 +216,12 @@ export async function reblog(ctx: Ctx, viewer: AccountRow, status: StatusRow, re
 
 /** Removes the viewer's boost of `status`, if any; returns the boosted status. */
 export async function unreblog(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<StatusRow> {
-  const boosts = await ctx.db.kysely.selectFrom("statuses").selectAll().where("account_id", "=", viewer.id).where("reblog_of_id", "=", status.id).execute();
+  const boosts = await ctx.db.kysely
+    .selectFrom("statuses")
+    .selectAll()
+    .where("account_id", "=", viewer.id)
+    .where("reblog_of_id", "=", status.id)
+    .execute();
   for (const boost of boosts) {
     try {
       await deleteStatus(ctx, boost);

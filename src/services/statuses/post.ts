@@ -14,7 +14,12 @@ export interface PostParams extends StatusParams {
 }
 
 /** Publishes or schedules a post of `author`; a repeated Idempotency-Key answers the first post. */
-export async function postStatus(ctx: Ctx, author: Author, params: PostParams, idempotencyKey?: string): Promise<Posted> {
+export async function postStatus(
+  ctx: Ctx,
+  author: Author,
+  params: PostParams,
+  idempotencyKey?: string,
+): Promise<Posted> {
   return withIdempotency(ctx, author.account.id, idempotencyKey, async () => {
     const decision = decideSchedule(params.scheduledAt);
     if (decision.kind === "later") {

@@ -9,7 +9,15 @@ import type { AccountRow, MediaAttachmentRow, StatusRow, UserRow } from "../../d
 import { formatText, type FormattedText } from "../../text/format.ts";
 import { userSettings } from "../accounts/settings.ts";
 import { ReplyTargetNotFound, UnexpectedMentions } from "./errors.ts";
-import { checkContent, checkVisibility, effectiveText, loadAttachableMedia, normalizeLanguage, type PollParams, type Visibility } from "./validate.ts";
+import {
+  checkContent,
+  checkVisibility,
+  effectiveText,
+  loadAttachableMedia,
+  normalizeLanguage,
+  type PollParams,
+  type Visibility,
+} from "./validate.ts";
 import { isStatusVisible } from "./visibility.ts";
 
 /** Who posts: the account, its user (for defaults) and the app the token belongs to. */
@@ -75,7 +83,12 @@ function checkedContent(content: ContentParams): CheckedContent {
   return { text, spoilerText, hadWarning, mediaIds: content.mediaIds, poll: content.poll };
 }
 
-async function loadContent(ctx: Ctx, accountId: string, content: CheckedContent, owner: MediaOwner): Promise<PreparedContent> {
+async function loadContent(
+  ctx: Ctx,
+  accountId: string,
+  content: CheckedContent,
+  owner: MediaOwner,
+): Promise<PreparedContent> {
   const media = await loadAttachableMedia(ctx.db.kysely, accountId, content.mediaIds, owner);
   const formatted = await formatText(ctx, content.text, { multiline: true });
   const { text, spoilerText, hadWarning, poll } = content;
@@ -83,15 +96,25 @@ async function loadContent(ctx: Ctx, accountId: string, content: CheckedContent,
 }
 
 /** Checks and renders the content part of a post (text, warning, media, poll). */
-export async function prepareContent(ctx: Ctx, accountId: string, content: ContentParams, owner: MediaOwner = {}): Promise<PreparedContent> {
+export async function prepareContent(
+  ctx: Ctx,
+  accountId: string,
+  content: ContentParams,
+  owner: MediaOwner = {},
+): Promise<PreparedContent> {
   return loadContent(ctx, accountId, checkedContent(content), owner);
 }
 
 /** The status replied to, which the author must be able to see (and which is not a boost). */
-export async function replyTarget(ctx: Ctx, author: AccountRow, id: string | undefined): Promise<StatusRow | undefined> {
+export async function replyTarget(
+  ctx: Ctx,
+  author: AccountRow,
+  id: string | undefined,
+): Promise<StatusRow | undefined> {
   if (id === undefined) return undefined;
   const parent = await statusById(ctx.db.kysely, id);
-  if (!parent || parent.reblog_of_id || !(await isStatusVisible(ctx.db.kysely, parent, author.id))) throw new ReplyTargetNotFound();
+  if (!parent || parent.reblog_of_id || !(await isStatusVisible(ctx.db.kysely, parent, author.id)))
+    throw new ReplyTargetNotFound();
   return parent;
 }
 
@@ -100,7 +123,12 @@ export async function replyTarget(ctx: Ctx, author: AccountRow, id: string | und
  * asked; a silenced account's public posts become unlisted), reply target, mention safeguard,
  * sensitivity and language.
  */
-export async function prepareStatus(ctx: Ctx, author: Author, params: StatusParams, owner: MediaOwner = {}): Promise<StatusDraft> {
+export async function prepareStatus(
+  ctx: Ctx,
+  author: Author,
+  params: StatusParams,
+  owner: MediaOwner = {},
+): Promise<StatusDraft> {
   const settings = userSettings(author.user);
   const checked = checkedContent({ ...params, poll: params.poll });
   let visibility: Visibility = checkVisibility(params.visibility) ?? settings.default_privacy;

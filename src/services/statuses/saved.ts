@@ -15,9 +15,21 @@ export interface SavedPage {
   statuses: StatusRow[];
 }
 
-export async function savedStatuses(ctx: Ctx, account: AccountRow, kind: "bookmarks" | "favourites", page: PageParams): Promise<SavedPage> {
-  const marks = await fetchPage(ctx.db.kysely.selectFrom(kind).select(["id", "status_id"]).where("account_id", "=", account.id), "id", page);
-  const rows = await statusesByIds(ctx.db.kysely, marks.map((m) => m.status_id));
+export async function savedStatuses(
+  ctx: Ctx,
+  account: AccountRow,
+  kind: "bookmarks" | "favourites",
+  page: PageParams,
+): Promise<SavedPage> {
+  const marks = await fetchPage(
+    ctx.db.kysely.selectFrom(kind).select(["id", "status_id"]).where("account_id", "=", account.id),
+    "id",
+    page,
+  );
+  const rows = await statusesByIds(
+    ctx.db.kysely,
+    marks.map((m) => m.status_id),
+  );
   const visible = new Map((await filterVisible(ctx, rows, account.id)).map((r) => [r.id, r]));
   return { marks, statuses: marks.map((m) => visible.get(m.status_id)).filter((r) => r !== undefined) };
 }

@@ -53,8 +53,13 @@ export function decideSchedule(at: Date | undefined, now = Date.now()): Scheduli
 
 /** The limits of 300 scheduled posts and 25 a day; called under the account's lock, in the inserting transaction. */
 async function checkLimits(tx: Kysely<Database>, accountId: string, at: Date): Promise<void> {
-  const rows = await tx.selectFrom("scheduled_statuses").select("scheduled_at").where("account_id", "=", accountId).execute();
-  if (rows.length >= TOTAL_LIMIT) throw new ValidationFailed(`You have exceeded the limit of ${TOTAL_LIMIT} scheduled posts`);
+  const rows = await tx
+    .selectFrom("scheduled_statuses")
+    .select("scheduled_at")
+    .where("account_id", "=", accountId)
+    .execute();
+  if (rows.length >= TOTAL_LIMIT)
+    throw new ValidationFailed(`You have exceeded the limit of ${TOTAL_LIMIT} scheduled posts`);
   const day = at.toISOString().slice(0, 10);
   if (rows.filter((r) => r.scheduled_at.slice(0, 10) === day).length >= DAILY_LIMIT) {
     throw new ValidationFailed(`You have exceeded the limit of ${DAILY_LIMIT} scheduled posts for today`);
@@ -65,7 +70,13 @@ async function checkLimits(tx: Kysely<Database>, accountId: string, at: Date): P
  * Schedules a status: the whole post is checked now (text, media, poll, reply target, mentions),
  * its media are reserved for it, and a job publishes it at `at`.
  */
-export async function scheduleStatus(ctx: Ctx, author: Author, params: StatusParams, at: Date, idempotencyKey?: string): Promise<ScheduledStatusRow> {
+export async function scheduleStatus(
+  ctx: Ctx,
+  author: Author,
+  params: StatusParams,
+  at: Date,
+  idempotencyKey?: string,
+): Promise<ScheduledStatusRow> {
   const draft = await prepareStatus(ctx, author, params);
   const settings = userSettings(author.user);
   const poll = params.poll;
@@ -77,7 +88,14 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: StatusPar
     visibility: params.visibility || settings.default_privacy,
     language: params.language ?? null,
     scheduled_at: null,
-    poll: poll ? { options: poll.options, expires_in: poll.expiresIn ?? 0, multiple: poll.multiple, hide_totals: poll.hideTotals } : null,
+    poll: poll
+      ? {
+          options: poll.options,
+          expires_in: poll.expiresIn ?? 0,
+          multiple: poll.multiple,
+          hide_totals: poll.hideTotals,
+        }
+      : null,
     // Mastodon does not echo the key (it is kept apart, for one hour).
     idempotency: null,
     in_reply_to_id: params.inReplyToId ?? null,
@@ -91,32 +109,68 @@ export async function scheduleStatus(ctx: Ctx, author: Author, params: StatusPar
     await checkLimits(tx, author.account.id, at);
     const row = await tx
       .insertInto("scheduled_statuses")
-      .values({ id, account_id: author.account.id, scheduled_at: at.toISOString(), params: JSON.stringify(stored), created_at: new Date().toISOString() })
+      .values({
+        id,
+        account_id: author.account.id,
+        scheduled_at: at.toISOString(),
+        params: JSON.stringify(stored),
+        created_at: new Date().toISOString(),
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
-    if (draft.media.length) await tx.updateTable("media_attachments").set({ scheduled_status_id: id }).where("id", "in", draft.media.map((m) => m.id)).execute();
+    if (draft.media.length)
+      await tx
+        .updateTable("media_attachments")
+        .set({ scheduled_status_id: id })
+        .where(
+          "id",
+          "in",
+          draft.media.map((m) => m.id),
+        )
+        .execute();
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { scheduledStatusId: id });
     await ctx.jobs.enqueueWith(tx, "scheduled_statuses.publish", { id }, { runAt: at });
     return row;
   });
 }
 
-export async function findOwnScheduledStatus(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<ScheduledStatusRow> {
+export async function findOwnScheduledStatus(
+  ctx: Ctx,
+  account: AccountRow,
+  id: string | undefined,
+): Promise<ScheduledStatusRow> {
   const row = await scheduledStatusById(ctx.db.kysely, id);
   if (!row || row.account_id !== account.id) throw new NotFound();
   return row;
 }
 
 /** The account's scheduled statuses, a page of them (newest ID first). */
-export async function listScheduledStatuses(ctx: Ctx, account: AccountRow, page: PageParams): Promise<ScheduledStatusRow[]> {
-  return fetchPage(ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("account_id", "=", account.id), "id", page);
+export async function listScheduledStatuses(
+  ctx: Ctx,
+  account: AccountRow,
+  page: PageParams,
+): Promise<ScheduledStatusRow[]> {
+  return fetchPage(
+    ctx.db.kysely.selectFrom("scheduled_statuses").selectAll().where("account_id", "=", account.id),
+    "id",
+    page,
+  );
 }
 
 /** Moves a scheduled status to a new time (at least five minutes ahead); the old job then finds nothing due. */
-export async function rescheduleStatus(ctx: Ctx, row: ScheduledStatusRow, at: Date | undefined): Promise<ScheduledStatusRow> {
+export async function rescheduleStatus(
+  ctx: Ctx,
+  row: ScheduledStatusRow,
+  at: Date | undefined,
+): Promise<ScheduledStatusRow> {
   if (!at || at.getTime() < Date.now() + MINIMUM_LEAD_MS) throw new ValidationFailed(TOO_SOON);
   return ctx.db.kysely.transaction().execute(async (tx) => {
-    const updated = await tx.updateTable("scheduled_statuses").set({ scheduled_at: at.toISOString() }).where("id", "=", row.id).returningAll().executeTakeFirstOrThrow();
+    const updated = await tx
+      .updateTable("scheduled_statuses")
+      .set({ scheduled_at: at.toISOString() })
+      .where("id", "=", row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     await ctx.jobs.enqueueWith(tx, "scheduled_statuses.publish", { id: row.id }, { runAt: at });
     return updated;
   });
@@ -125,7 +179,11 @@ export async function rescheduleStatus(ctx: Ctx, row: ScheduledStatusRow, at: Da
 /** Cancels a scheduled status; its media become free again. */
 export async function cancelScheduledStatus(ctx: Ctx, row: ScheduledStatusRow): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (tx) => {
-    await tx.updateTable("media_attachments").set({ scheduled_status_id: null }).where("scheduled_status_id", "=", row.id).execute();
+    await tx
+      .updateTable("media_attachments")
+      .set({ scheduled_status_id: null })
+      .where("scheduled_status_id", "=", row.id)
+      .execute();
     await tx.deleteFrom("scheduled_statuses").where("id", "=", row.id).execute();
   });
 }
@@ -140,7 +198,9 @@ function paramsOf(stored: ScheduledParams): StatusParams {
   return {
     text: stored.text,
     mediaIds: stored.media_ids ?? [],
-    poll: poll ? { options: poll.options, expiresIn: poll.expires_in, multiple: poll.multiple, hideTotals: poll.hide_totals } : undefined,
+    poll: poll
+      ? { options: poll.options, expiresIn: poll.expires_in, multiple: poll.multiple, hideTotals: poll.hide_totals }
+      : undefined,
     inReplyToId: stored.in_reply_to_id ?? undefined,
     sensitive: stored.sensitive ?? undefined,
     spoilerText: stored.spoiler_text ?? "",
@@ -155,11 +215,19 @@ function paramsOf(stored: ScheduledParams): StatusParams {
  * several workers (the scheduled row is deleted in the publishing transaction). A post that no
  * longer passes the rules (reply target gone, account disabled) is dropped, as Mastodon does.
  */
-export async function publishScheduledStatus(ctx: Ctx, id: string, now = Date.now()): Promise<"published" | "not-due" | "gone" | "dropped"> {
+export async function publishScheduledStatus(
+  ctx: Ctx,
+  id: string,
+  now = Date.now(),
+): Promise<"published" | "not-due" | "gone" | "dropped"> {
   const row = await scheduledStatusById(ctx.db.kysely, id);
   if (!row) return "gone";
   if (Date.parse(row.scheduled_at) > now) return "not-due";
-  const user = await ctx.db.kysely.selectFrom("users").selectAll().where("account_id", "=", row.account_id).executeTakeFirst();
+  const user = await ctx.db.kysely
+    .selectFrom("users")
+    .selectAll()
+    .where("account_id", "=", row.account_id)
+    .executeTakeFirst();
   const account = await accountById(ctx.db.kysely, row.account_id);
   const params = storedParams(row);
   const drop = async () => {
@@ -176,7 +244,11 @@ export async function publishScheduledStatus(ctx: Ctx, id: string, now = Date.no
     if (error instanceof AlreadyPublished) return "gone";
     if (isRefusal(error)) {
       // Another worker may have published it meanwhile (its media then look taken): not a refusal.
-      const still = await ctx.db.kysely.selectFrom("scheduled_statuses").select("id").where("id", "=", row.id).executeTakeFirst();
+      const still = await ctx.db.kysely
+        .selectFrom("scheduled_statuses")
+        .select("id")
+        .where("id", "=", row.id)
+        .executeTakeFirst();
       return still ? drop() : "gone";
     }
     throw error;

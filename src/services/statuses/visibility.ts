@@ -11,15 +11,27 @@ type StatusFacts = Pick<StatusRow, "id" | "account_id" | "visibility" | "deleted
  * Deleted statuses and statuses of suspended authors are seen by nobody.
  * Works on a batch with a fixed number of queries.
  */
-export async function visibleStatusIds(db: Kysely<Database>, statuses: readonly StatusFacts[], viewerAccountId: string | undefined): Promise<Set<string>> {
+export async function visibleStatusIds(
+  db: Kysely<Database>,
+  statuses: readonly StatusFacts[],
+  viewerAccountId: string | undefined,
+): Promise<Set<string>> {
   const live = statuses.filter((s) => !s.deleted_at);
   if (live.length === 0) return new Set();
   const authorIds = [...new Set(live.map((s) => s.account_id))];
   const suspended = new Set(
-    (await db.selectFrom("accounts").select("id").where("id", "in", authorIds).where("suspended_at", "is not", null).execute()).map((r) => r.id),
+    (
+      await db
+        .selectFrom("accounts")
+        .select("id")
+        .where("id", "in", authorIds)
+        .where("suspended_at", "is not", null)
+        .execute()
+    ).map((r) => r.id),
   );
   const candidates = live.filter((s) => !suspended.has(s.account_id));
-  if (!viewerAccountId) return new Set(candidates.filter((s) => s.visibility === "public" || s.visibility === "unlisted").map((s) => s.id));
+  if (!viewerAccountId)
+    return new Set(candidates.filter((s) => s.visibility === "public" || s.visibility === "unlisted").map((s) => s.id));
 
   const others = candidates.filter((s) => s.account_id !== viewerAccountId);
   const otherAuthors = [...new Set(others.map((s) => s.account_id))];
@@ -27,13 +39,28 @@ export async function visibleStatusIds(db: Kysely<Database>, statuses: readonly 
   const [blockedBy, following, mentioned] = await Promise.all([
     otherAuthors.length === 0
       ? []
-      : db.selectFrom("blocks").select("account_id").where("account_id", "in", otherAuthors).where("target_account_id", "=", viewerAccountId).execute(),
+      : db
+          .selectFrom("blocks")
+          .select("account_id")
+          .where("account_id", "in", otherAuthors)
+          .where("target_account_id", "=", viewerAccountId)
+          .execute(),
     otherAuthors.length === 0
       ? []
-      : db.selectFrom("follows").select("target_account_id").where("account_id", "=", viewerAccountId).where("target_account_id", "in", otherAuthors).execute(),
+      : db
+          .selectFrom("follows")
+          .select("target_account_id")
+          .where("account_id", "=", viewerAccountId)
+          .where("target_account_id", "in", otherAuthors)
+          .execute(),
     restricted.length === 0
       ? []
-      : db.selectFrom("mentions").select("status_id").where("account_id", "=", viewerAccountId).where("status_id", "in", restricted).execute(),
+      : db
+          .selectFrom("mentions")
+          .select("status_id")
+          .where("account_id", "=", viewerAccountId)
+          .where("status_id", "in", restricted)
+          .execute(),
   ]);
   const blockers = new Set(blockedBy.map((r) => r.account_id));
   const followed = new Set(following.map((r) => r.target_account_id));
@@ -57,6 +84,10 @@ export async function visibleStatusIds(db: Kysely<Database>, statuses: readonly 
   return visible;
 }
 
-export async function isStatusVisible(db: Kysely<Database>, status: StatusFacts, viewerAccountId: string | undefined): Promise<boolean> {
+export async function isStatusVisible(
+  db: Kysely<Database>,
+  status: StatusFacts,
+  viewerAccountId: string | undefined,
+): Promise<boolean> {
   return (await visibleStatusIds(db, [status], viewerAccountId)).has(status.id);
 }

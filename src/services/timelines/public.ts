@@ -18,7 +18,12 @@ export interface PublicTimelineOptions {
  * authors hidden from them (blocks both ways, mutes, domain blocks: services/accounts/exclusions.ts).
  * Filtered in SQL on the partial public-timeline index, so every page is full and one index scan.
  */
-export async function publicTimeline(ctx: Ctx, viewerAccountId: string | undefined, options: PublicTimelineOptions, page: PageParams): Promise<StatusRow[]> {
+export async function publicTimeline(
+  ctx: Ctx,
+  viewerAccountId: string | undefined,
+  options: PublicTimelineOptions,
+  page: PageParams,
+): Promise<StatusRow[]> {
   const db = ctx.db.kysely;
   let query = db
     .selectFrom("statuses")
@@ -26,7 +31,12 @@ export async function publicTimeline(ctx: Ctx, viewerAccountId: string | undefin
     .where("statuses.visibility", "=", "public")
     .where("statuses.reblog_of_id", "is", null)
     .where("statuses.deleted_at", "is", null)
-    .where((eb) => eb.or([eb("statuses.in_reply_to_id", "is", null), eb("statuses.in_reply_to_account_id", "=", eb.ref("statuses.account_id"))]))
+    .where((eb) =>
+      eb.or([
+        eb("statuses.in_reply_to_id", "is", null),
+        eb("statuses.in_reply_to_account_id", "=", eb.ref("statuses.account_id")),
+      ]),
+    )
     // One primary-key probe per candidate row (a NOT IN list would read every account per request).
     .where((eb) =>
       eb.not(
@@ -35,8 +45,11 @@ export async function publicTimeline(ctx: Ctx, viewerAccountId: string | undefin
             .selectFrom("accounts")
             .select("accounts.id")
             .whereRef("accounts.id", "=", "statuses.account_id")
-            .where((inner) => inner.or([inner("accounts.suspended_at", "is not", null), inner("accounts.silenced_at", "is not", null)]))
-            .limit(1).offset(0),
+            .where((inner) =>
+              inner.or([inner("accounts.suspended_at", "is not", null), inner("accounts.silenced_at", "is not", null)]),
+            )
+            .limit(1)
+            .offset(0),
         ),
       ),
     );
@@ -44,7 +57,16 @@ export async function publicTimeline(ctx: Ctx, viewerAccountId: string | undefin
   if (options.local && !options.remote) query = query.where("statuses.local", "=", true);
   if (options.remote && !options.local) query = query.where("statuses.local", "=", false);
   if (options.onlyMedia) {
-    query = query.where((eb) => eb.exists(eb.selectFrom("media_attachments").select("media_attachments.id").whereRef("media_attachments.status_id", "=", "statuses.id").limit(1).offset(0)));
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("media_attachments")
+          .select("media_attachments.id")
+          .whereRef("media_attachments.status_id", "=", "statuses.id")
+          .limit(1)
+          .offset(0),
+      ),
+    );
   }
   if (viewerAccountId) query = query.where(notHiddenFrom(viewerAccountId, "statuses.account_id"));
   return fetchPage(query, "statuses.id", page);

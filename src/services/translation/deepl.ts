@@ -1,4 +1,11 @@
-import { DEFAULT_LANGUAGES_TTL_MS, DEFAULT_TIMEOUT_MS, ExpiringValue, primaryLanguage, requestJson, TranslationUnavailable } from "./http.ts";
+import {
+  DEFAULT_LANGUAGES_TTL_MS,
+  DEFAULT_TIMEOUT_MS,
+  ExpiringValue,
+  primaryLanguage,
+  requestJson,
+  TranslationUnavailable,
+} from "./http.ts";
 import type { TranslationProvider, TranslationResult } from "./provider.ts";
 
 export interface DeepLOptions {
@@ -21,11 +28,13 @@ export function deeplBaseUrl(plan: "free" | "pro"): string {
 
 /** DeepL's `GET /v2/languages`: `[{language: "EN-GB", name}]`, as our codes (`en`), each once. */
 function parseLanguages(data: unknown, type: string): string[] {
-  if (!Array.isArray(data)) throw new TranslationUnavailable(`${NAME} answered /v2/languages?type=${type} with something that is not a list`);
+  if (!Array.isArray(data))
+    throw new TranslationUnavailable(`${NAME} answered /v2/languages?type=${type} with something that is not a list`);
   const codes = new Set<string>();
   for (const item of data) {
-    const language = (typeof item === "object" && item !== null ? (item as { language?: unknown }).language : undefined);
-    if (typeof language !== "string") throw new TranslationUnavailable(`${NAME} answered /v2/languages?type=${type} with an unexpected entry`);
+    const language = typeof item === "object" && item !== null ? (item as { language?: unknown }).language : undefined;
+    if (typeof language !== "string")
+      throw new TranslationUnavailable(`${NAME} answered /v2/languages?type=${type} with an unexpected entry`);
     const code = primaryLanguage(language);
     if (code) codes.add(code);
   }
@@ -33,11 +42,17 @@ function parseLanguages(data: unknown, type: string): string[] {
 }
 
 function parseTranslations(data: unknown, count: number): Array<{ text: string; detected: string | undefined }> {
-  const list = (typeof data === "object" && data !== null ? (data as { translations?: unknown }).translations : undefined);
-  if (!Array.isArray(list) || list.length !== count) throw new TranslationUnavailable(`${NAME} answered /v2/translate without one translation per text`);
+  const list =
+    typeof data === "object" && data !== null ? (data as { translations?: unknown }).translations : undefined;
+  if (!Array.isArray(list) || list.length !== count)
+    throw new TranslationUnavailable(`${NAME} answered /v2/translate without one translation per text`);
   return list.map((item) => {
-    const { text, detected_source_language: detected } = (typeof item === "object" && item !== null ? item : {}) as { text?: unknown; detected_source_language?: unknown };
-    if (typeof text !== "string") throw new TranslationUnavailable(`${NAME} answered /v2/translate with a translation that is not text`);
+    const { text, detected_source_language: detected } = (typeof item === "object" && item !== null ? item : {}) as {
+      text?: unknown;
+      detected_source_language?: unknown;
+    };
+    if (typeof text !== "string")
+      throw new TranslationUnavailable(`${NAME} answered /v2/translate with a translation that is not text`);
     return { text, detected: typeof detected === "string" ? primaryLanguage(detected) : undefined };
   });
 }
@@ -54,7 +69,9 @@ export class DeepLProvider implements TranslationProvider {
     this.baseUrl = (options.baseUrl ?? deeplBaseUrl(options.plan)).replace(/\/+$/, "");
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#languages = new ExpiringValue(options.languagesTtlMs ?? DEFAULT_LANGUAGES_TTL_MS, () => this.#loadLanguages());
+    this.#languages = new ExpiringValue(options.languagesTtlMs ?? DEFAULT_LANGUAGES_TTL_MS, () =>
+      this.#loadLanguages(),
+    );
   }
 
   #request(method: "GET" | "POST", path: string, body?: unknown): Promise<unknown> {

@@ -32,9 +32,52 @@ const ALLOWED: Record<string, readonly string[]> = {
   rp: [],
 };
 /** Elements removed together with everything inside them. */
-const DROPPED_WITH_CONTENT = new Set(["script", "style", "iframe", "noembed", "noframes", "noscript", "plaintext", "template", "svg", "math", "xmp", "textarea", "select", "object", "title"]);
-const VOID = new Set(["br", "img", "hr", "input", "meta", "link", "area", "base", "col", "embed", "source", "track", "wbr", "param"]);
-const LINK_SCHEMES = new Set(["http", "https", "dat", "dweb", "ipfs", "ipns", "ssb", "gopher", "xmpp", "magnet", "gemini"]);
+const DROPPED_WITH_CONTENT = new Set([
+  "script",
+  "style",
+  "iframe",
+  "noembed",
+  "noframes",
+  "noscript",
+  "plaintext",
+  "template",
+  "svg",
+  "math",
+  "xmp",
+  "textarea",
+  "select",
+  "object",
+  "title",
+]);
+const VOID = new Set([
+  "br",
+  "img",
+  "hr",
+  "input",
+  "meta",
+  "link",
+  "area",
+  "base",
+  "col",
+  "embed",
+  "source",
+  "track",
+  "wbr",
+  "param",
+]);
+const LINK_SCHEMES = new Set([
+  "http",
+  "https",
+  "dat",
+  "dweb",
+  "ipfs",
+  "ipns",
+  "ssb",
+  "gopher",
+  "xmpp",
+  "magnet",
+  "gemini",
+]);
 const CLASS_NAMES = new Set(["mention", "hashtag", "ellipsis", "invisible", "quote-inline"]);
 const REL_WORDS = new Set(["nofollow", "noopener", "noreferrer", "tag", "me", "ugc"]);
 /** Custom emoji shortcodes (`:blobcat:`), which providers must leave alone. */
@@ -66,7 +109,12 @@ function cleanAttributes(name: string, attribs: Record<string, string>): Array<[
     else if (key === "href") kept = safeHref(value);
     else if (key === "translate") kept = value === "no" ? value : undefined;
     else if (key === "target") kept = value === "_blank" ? value : undefined;
-    else if (key === "rel") kept = value.split(/\s+/).filter((word) => REL_WORDS.has(word.toLowerCase())).join(" ") || undefined;
+    else if (key === "rel")
+      kept =
+        value
+          .split(/\s+/)
+          .filter((word) => REL_WORDS.has(word.toLowerCase()))
+          .join(" ") || undefined;
     else if (key === "start" || key === "value") kept = /^-?\d{1,9}$/.test(value) ? value : undefined;
     else if (key === "reversed") kept = "";
     if (kept !== undefined) out.push([key, kept]);
@@ -112,7 +160,12 @@ function rewrite(html: string, mode: Mode): string {
           return;
         }
         const attributes = cleanAttributes(name, attribs);
-        if (mode === "outgoing" && name === "a" && attribs.class?.split(/\s+/).includes("hashtag") && !attributes.some(([key]) => key === "translate")) {
+        if (
+          mode === "outgoing" &&
+          name === "a" &&
+          attribs.class?.split(/\s+/).includes("hashtag") &&
+          !attributes.some(([key]) => key === "translate")
+        ) {
           attributes.push(["translate", "no"]);
         }
         const marked = attributes.some(([key, value]) => key === "translate" && value === "no");
@@ -124,7 +177,10 @@ function rewrite(html: string, mode: Mode): string {
       ontext(text) {
         if (dropDepth > 0) return;
         const escaped = escapeHtml(text);
-        out += mode === "outgoing" && !untranslated() ? escaped.replace(SHORTCODE, (code) => `<span translate="no">${code}</span>`) : escaped;
+        out +=
+          mode === "outgoing" && !untranslated()
+            ? escaped.replace(SHORTCODE, (code) => `<span translate="no">${code}</span>`)
+            : escaped;
       },
       onclosetag(name) {
         if (DROPPED_WITH_CONTENT.has(name)) {

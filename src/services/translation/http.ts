@@ -56,7 +56,11 @@ function describe(error: unknown): string {
  * status, oversized or non-JSON body) becomes TranslationUnavailable naming `provider`.
  */
 export async function requestJson(provider: string, url: string, request: JsonRequest): Promise<unknown> {
-  const headers: Record<string, string> = { accept: "application/json", "user-agent": `Rookery/${ROOKERY_VERSION}`, ...request.headers };
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    "user-agent": `Rookery/${ROOKERY_VERSION}`,
+    ...request.headers,
+  };
   if (request.body !== undefined) headers["content-type"] = "application/json";
   let text: string;
   let status: number;

@@ -1,4 +1,11 @@
-import { DEFAULT_LANGUAGES_TTL_MS, DEFAULT_TIMEOUT_MS, ExpiringValue, primaryLanguage, requestJson, TranslationUnavailable } from "./http.ts";
+import {
+  DEFAULT_LANGUAGES_TTL_MS,
+  DEFAULT_TIMEOUT_MS,
+  ExpiringValue,
+  primaryLanguage,
+  requestJson,
+  TranslationUnavailable,
+} from "./http.ts";
 import type { TranslationProvider, TranslationResult } from "./provider.ts";
 
 export interface LibreTranslateOptions {
@@ -24,10 +31,14 @@ function isStringArray(value: unknown): value is string[] {
 
 /** LibreTranslate's `GET /languages`: `[{code, name, targets}]`; servers before `targets` existed translate any pair. */
 function parseLanguages(data: unknown): LanguageTable {
-  if (!Array.isArray(data)) throw new TranslationUnavailable(`${NAME} answered /languages with something that is not a list`);
+  if (!Array.isArray(data))
+    throw new TranslationUnavailable(`${NAME} answered /languages with something that is not a list`);
   const entries: Array<{ code: string; targets: string[] | undefined }> = [];
   for (const item of data) {
-    const { code, targets } = (typeof item === "object" && item !== null ? item : {}) as { code?: unknown; targets?: unknown };
+    const { code, targets } = (typeof item === "object" && item !== null ? item : {}) as {
+      code?: unknown;
+      targets?: unknown;
+    };
     if (typeof code !== "string" || (targets !== undefined && !isStringArray(targets))) {
       throw new TranslationUnavailable(`${NAME} answered /languages with an unexpected entry`);
     }
@@ -63,7 +74,9 @@ export class LibreTranslateProvider implements TranslationProvider {
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#languages = new ExpiringValue(options.languagesTtlMs ?? DEFAULT_LANGUAGES_TTL_MS, async () =>
-      parseLanguages(await requestJson(NAME, `${this.#endpoint}/languages`, { method: "GET", timeoutMs: this.#timeoutMs })),
+      parseLanguages(
+        await requestJson(NAME, `${this.#endpoint}/languages`, { method: "GET", timeoutMs: this.#timeoutMs }),
+      ),
     );
   }
 
@@ -76,7 +89,11 @@ export class LibreTranslateProvider implements TranslationProvider {
       format: "html",
     };
     if (this.#apiKey) body.api_key = this.#apiKey;
-    const data = (await requestJson(NAME, `${this.#endpoint}/translate`, { method: "POST", body, timeoutMs: this.#timeoutMs })) as {
+    const data = (await requestJson(NAME, `${this.#endpoint}/translate`, {
+      method: "POST",
+      body,
+      timeoutMs: this.#timeoutMs,
+    })) as {
       translatedText?: unknown;
       detectedLanguage?: unknown;
     } | null;
@@ -86,7 +103,8 @@ export class LibreTranslateProvider implements TranslationProvider {
     }
     // With `source: auto` each text comes with {language, confidence}; the first text (the content) speaks for all.
     const detectedList = data?.detectedLanguage;
-    const detected = (Array.isArray(detectedList) ? detectedList[0] : detectedList) as { language?: unknown } | null | undefined;
+    const detected = (Array.isArray(detectedList) ? detectedList[0] : detectedList) as
+      { language?: unknown } | null | undefined;
     const detectedCode = typeof detected?.language === "string" ? primaryLanguage(detected.language) : undefined;
     return { texts: translated, detectedSourceLanguage: source ?? detectedCode ?? "und" };
   }

@@ -29,7 +29,8 @@ export interface TranslationProvider {
 export function createTranslationProvider(config: Config): TranslationProvider | undefined {
   const { deeplApiKey, deeplPlan, libreTranslateEndpoint, libreTranslateApiKey } = config.translation;
   if (deeplApiKey) return new DeepLProvider({ apiKey: deeplApiKey, plan: deeplPlan });
-  if (libreTranslateEndpoint) return new LibreTranslateProvider({ endpoint: libreTranslateEndpoint, apiKey: libreTranslateApiKey });
+  if (libreTranslateEndpoint)
+    return new LibreTranslateProvider({ endpoint: libreTranslateEndpoint, apiKey: libreTranslateApiKey });
   return undefined;
 }
 

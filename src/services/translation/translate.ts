@@ -24,16 +24,22 @@ export function targetLanguage(targetParam: string | undefined, viewerLocale: st
 }
 
 /** What gets translated, in the order sent to the provider. */
-type Piece = { kind: "content" } | { kind: "spoiler" } | { kind: "option"; index: number } | { kind: "media"; id: string };
+type Piece =
+  { kind: "content" } | { kind: "spoiler" } | { kind: "option"; index: number } | { kind: "media"; id: string };
 
-async function loadParts(ctx: Ctx, status: StatusRow): Promise<{ media: MediaAttachmentRow[]; poll: PollRow | undefined }> {
+async function loadParts(
+  ctx: Ctx,
+  status: StatusRow,
+): Promise<{ media: MediaAttachmentRow[]; poll: PollRow | undefined }> {
   const db = ctx.db.kysely;
   const [rows, poll] = await Promise.all([
     db.selectFrom("media_attachments").selectAll().where("status_id", "=", status.id).orderBy("id").execute(),
     status.poll_id ? db.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst() : undefined,
   ]);
   // The author's order, as the status shows them.
-  const order: string[] = status.ordered_media_attachment_ids ? JSON.parse(status.ordered_media_attachment_ids) : rows.map((r) => r.id);
+  const order: string[] = status.ordered_media_attachment_ids
+    ? JSON.parse(status.ordered_media_attachment_ids)
+    : rows.map((r) => r.id);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return { media: order.map((id) => byId.get(id)).filter((r): r is MediaAttachmentRow => !!r), poll };
 }
@@ -42,7 +48,13 @@ async function loadParts(ctx: Ctx, status: StatusRow): Promise<{ media: MediaAtt
 export const TRANSLATION_CACHE_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** A kept translation of this version of the status into `language` by `provider`, if any. */
-async function cachedTranslation(ctx: Ctx, statusId: string, language: string, provider: string, version: string): Promise<Translation | undefined> {
+async function cachedTranslation(
+  ctx: Ctx,
+  statusId: string,
+  language: string,
+  provider: string,
+  version: string,
+): Promise<Translation | undefined> {
   const row = await ctx.db.kysely
     .selectFrom("status_translations")
     .select(["translation", "created_at"])
@@ -56,7 +68,14 @@ async function cachedTranslation(ctx: Ctx, statusId: string, language: string, p
 }
 
 /** Keeps a translation, replacing one of an older version (or another provider) of the same status and language. */
-async function cacheTranslation(ctx: Ctx, statusId: string, language: string, provider: string, version: string, translation: Translation): Promise<void> {
+async function cacheTranslation(
+  ctx: Ctx,
+  statusId: string,
+  language: string,
+  provider: string,
+  version: string,
+  translation: Translation,
+): Promise<void> {
   const values = { provider, version, translation: JSON.stringify(translation), created_at: new Date().toISOString() };
   await ctx.db.kysely
     .insertInto("status_translations")
@@ -82,11 +101,18 @@ export async function pruneTranslations(ctx: Ctx, now = Date.now()): Promise<num
  * A translation is kept per status, target language, provider and version (an edit makes a new
  * version) for 30 days, so asking again does not call the provider.
  */
-export async function translateStatus(ctx: Ctx, status: StatusRow, viewerLocale: string | null | undefined, targetParam: string | undefined): Promise<Translation> {
+export async function translateStatus(
+  ctx: Ctx,
+  status: StatusRow,
+  viewerLocale: string | null | undefined,
+  targetParam: string | undefined,
+): Promise<Translation> {
   const provider = translationProvider(ctx);
   if (!provider) throw new ServiceUnavailable();
   // A boost carries no text of its own: its original is what the reader sees.
-  const proper = status.reblog_of_id ? await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", status.reblog_of_id).executeTakeFirst() : status;
+  const proper = status.reblog_of_id
+    ? await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", status.reblog_of_id).executeTakeFirst()
+    : status;
   if (!proper) throw new NotFound();
   if (proper.visibility !== "public" && proper.visibility !== "unlisted") throw new Forbidden();
 
@@ -140,7 +166,8 @@ export async function translateStatus(ctx: Ctx, status: StatusRow, viewerLocale:
     await cacheTranslation(ctx, proper.id, target, provider.name, version, translation);
     return translation;
   } catch (error) {
-    if (error instanceof TranslationUnavailable) ctx.log.warn({ provider: provider.name, reason: error.reason, statusId: proper.id }, "translation failed");
+    if (error instanceof TranslationUnavailable)
+      ctx.log.warn({ provider: provider.name, reason: error.reason, statusId: proper.id }, "translation failed");
     throw error;
   }
 }

@@ -37,7 +37,10 @@ describe("an account's statuses", () => {
     posts.unlisted = await postStatus(server, author, { status: "unlisted", visibility: "unlisted" });
     posts.private = await postStatus(server, author, { status: "private", visibility: "private" });
     posts.direct = await postStatus(server, author, { status: "@mentioned direct", visibility: "direct" });
-    posts.privateMention = await postStatus(server, author, { status: "@mentioned private mention", visibility: "private" });
+    posts.privateMention = await postStatus(server, author, {
+      status: "@mentioned private mention",
+      visibility: "private",
+    });
   });
   after(() => server.close());
 
@@ -53,7 +56,9 @@ describe("an account's statuses", () => {
     const all = await texts(statusesOf(author), author);
     assert.equal(all.length, 5);
     assert.deepEqual(await texts(statusesOf(author), follower), [
-      p('<span class="h-card" translate="no"><a href="https://rookery.test/@mentioned" class="u-url mention">@<span>mentioned</span></a></span> private mention'),
+      p(
+        '<span class="h-card" translate="no"><a href="https://rookery.test/@mentioned" class="u-url mention">@<span>mentioned</span></a></span> private mention',
+      ),
       p("private"),
       p("unlisted"),
       p('public <a href="https://rookery.test/tags/news" class="mention hashtag" rel="tag">#<span>news</span></a>'),
@@ -73,8 +78,15 @@ describe("an account's statuses", () => {
     await postStatus(server, poster, { status: "reply to author", in_reply_to_id: posts.public.id });
     const media = await uploadImage(server, poster);
     await postStatus(server, poster, { status: "with media #Art", media_ids: [media.id] });
-    assert.equal((await request(server.app, "POST", `/api/v1/statuses/${posts.public.id}/reblog`, { token: poster.token })).statusCode, 200);
-    assert.equal((await request(server.app, "POST", `/api/v1/statuses/${first.id}/pin`, { token: poster.token })).statusCode, 200);
+    assert.equal(
+      (await request(server.app, "POST", `/api/v1/statuses/${posts.public.id}/reblog`, { token: poster.token }))
+        .statusCode,
+      200,
+    );
+    assert.equal(
+      (await request(server.app, "POST", `/api/v1/statuses/${first.id}/pin`, { token: poster.token })).statusCode,
+      200,
+    );
 
     assert.equal((await texts(statusesOf(poster))).length, 5);
     assert.deepEqual(await texts(statusesOf(poster, "?pinned=true")), ["<p>first</p>"]);
@@ -100,14 +112,21 @@ describe("an account's statuses", () => {
     const older = (await get(server.app, statusesOf(author, `?max_id=${page[1].id}`), author.token)).json() as Status[];
     assert.equal(older.length, 3);
     const newer = (await get(server.app, statusesOf(author, `?min_id=${page[1].id}`), author.token)).json() as Status[];
-    assert.deepEqual(newer.map((s) => s.id), [page[0].id]);
+    assert.deepEqual(
+      newer.map((s) => s.id),
+      [page[0].id],
+    );
   });
 
   test("unknown accounts are 404; a suspended account shows nothing", async () => {
     assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/12345/statuses")), [404, "Record not found"]);
     const gone = await createUser(server.ctx, "gone");
     await postStatus(server, gone, { status: "before" });
-    await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", gone.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: new Date().toISOString() })
+      .where("id", "=", gone.account.id)
+      .execute();
     assert.deepEqual(await texts(statusesOf(gone)), []);
   });
 

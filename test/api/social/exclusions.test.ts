@@ -41,9 +41,13 @@ describe("blocks, mutes and domain blocks hide accounts from the viewer", () => 
 
   test("the thread leaves out replies of blocked, blocking and muted accounts for the viewer only", async () => {
     const root = await postStatus(server, author, { status: "root" });
-    for (const who of [blocked, blocker, muted, friend]) await postStatus(server, who, { status: `reply by ${who.username}`, in_reply_to_id: root.id });
+    for (const who of [blocked, blocker, muted, friend])
+      await postStatus(server, who, { status: `reply by ${who.username}`, in_reply_to_id: root.id });
     const mine = (await get(server.app, `/api/v1/statuses/${root.id}/context`, viewer.token)).json() as Context;
-    assert.deepEqual(mine.descendants.map((s) => s.account.username), ["friend"]);
+    assert.deepEqual(
+      mine.descendants.map((s) => s.account.username),
+      ["friend"],
+    );
     const anonymous = (await get(server.app, `/api/v1/statuses/${root.id}/context`)).json() as Context;
     assert.equal(anonymous.descendants.length, 4);
   });
@@ -60,15 +64,31 @@ describe("blocks, mutes and domain blocks hide accounts from the viewer", () => 
     const status = await postStatus(server, author, { status: "popular" });
     const remote = await createRemoteAccount(server.ctx, "faraway", "hidden.example");
     const now = new Date().toISOString();
-    await server.ctx.db.kysely.insertInto("favourites").values({ id: "1", account_id: remote.id, status_id: status.id, created_at: now }).execute();
+    await server.ctx.db.kysely
+      .insertInto("favourites")
+      .values({ id: "1", account_id: remote.id, status_id: status.id, created_at: now })
+      .execute();
     for (const who of [blocker, muted, friend]) {
-      assert.equal((await request(server.app, "POST", `/api/v1/statuses/${status.id}/favourite`, { token: who.token })).statusCode, 200);
-      assert.equal((await request(server.app, "POST", `/api/v1/statuses/${status.id}/reblog`, { token: who.token })).statusCode, 200);
+      assert.equal(
+        (await request(server.app, "POST", `/api/v1/statuses/${status.id}/favourite`, { token: who.token })).statusCode,
+        200,
+      );
+      assert.equal(
+        (await request(server.app, "POST", `/api/v1/statuses/${status.id}/reblog`, { token: who.token })).statusCode,
+        200,
+      );
     }
-    await request(server.app, "POST", "/api/v1/domain_blocks", { token: viewer.token, json: { domain: "hidden.example" } });
-    const favourited = (await get(server.app, `/api/v1/statuses/${status.id}/favourited_by`, viewer.token)).json() as Account[];
+    await request(server.app, "POST", "/api/v1/domain_blocks", {
+      token: viewer.token,
+      json: { domain: "hidden.example" },
+    });
+    const favourited = (
+      await get(server.app, `/api/v1/statuses/${status.id}/favourited_by`, viewer.token)
+    ).json() as Account[];
     assert.deepEqual(usernames(favourited), ["friend"]);
-    const reblogged = (await get(server.app, `/api/v1/statuses/${status.id}/reblogged_by`, viewer.token)).json() as Account[];
+    const reblogged = (
+      await get(server.app, `/api/v1/statuses/${status.id}/reblogged_by`, viewer.token)
+    ).json() as Account[];
     assert.deepEqual(usernames(reblogged), ["friend"]);
     const everyone = (await get(server.app, `/api/v1/statuses/${status.id}/favourited_by`)).json() as Account[];
     assert.deepEqual(usernames(everyone), ["blocker", "faraway", "friend", "muted"]);

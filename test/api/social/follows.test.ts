@@ -88,7 +88,10 @@ describe("following", () => {
     assert.equal(changed.languages, null);
     const form = await request(server.app, "POST", `/api/v1/accounts/${gus.account.id}/follow`, {
       token: fay.token,
-      form: [["notify", "false"], ["languages[]", "fr"]],
+      form: [
+        ["notify", "false"],
+        ["languages[]", "fr"],
+      ],
     });
     assert.equal(form.statusCode, 200, form.body);
     assert.equal((form.json() as Relationship).notifying, false);
@@ -123,7 +126,11 @@ describe("following", () => {
     await block(server, lea, max);
     assert.deepEqual(errorOf(await act(lea, max.account.id, "follow")), [403, NOT_ALLOWED]);
     assert.deepEqual(errorOf(await act(max, lea.account.id, "follow")), [403, NOT_ALLOWED]);
-    await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", ned.account.id).execute();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: new Date().toISOString() })
+      .where("id", "=", ned.account.id)
+      .execute();
     for (const id of [ned.account.id, "123", "abc", "99999999999999999999"]) {
       assert.deepEqual(errorOf(await act(lea, id, "follow")), [404, NOT_FOUND], id);
     }
@@ -144,12 +151,17 @@ describe("following", () => {
 
       const listed = await get(server.app, "/api/v1/follow_requests", owner.token);
       assert.equal(listed.statusCode, 200, listed.body);
-      assert.deepEqual((listed.json() as Account[]).map((x) => x.acct), ["quinn", "pat"]);
+      assert.deepEqual(
+        (listed.json() as Account[]).map((x) => x.acct),
+        ["quinn", "pat"],
+      );
       const credentials = await get(server.app, "/api/v1/accounts/verify_credentials", owner.token);
       assert.equal(credentials.json().source.follow_requests_count, 2);
       assert.equal((await relationships(owner, [pat.account.id]))[0].requested_by, true);
 
-      const authorizing = await request(server.app, "POST", `/api/v1/follow_requests/${pat.account.id}/authorize`, { token: owner.token });
+      const authorizing = await request(server.app, "POST", `/api/v1/follow_requests/${pat.account.id}/authorize`, {
+        token: owner.token,
+      });
       assert.equal(authorizing.statusCode, 200, authorizing.body);
       const authorized = authorizing.json() as Relationship;
       assert.equal(authorized.followed_by, true);
@@ -161,7 +173,9 @@ describe("following", () => {
       assert.deepEqual(follow.languages, ["en"]);
       assert.deepEqual(await counts(owner), [1, 0]);
 
-      const rejected = await request(server.app, "POST", `/api/v1/follow_requests/${quinn.account.id}/reject`, { token: owner.token });
+      const rejected = await request(server.app, "POST", `/api/v1/follow_requests/${quinn.account.id}/reject`, {
+        token: owner.token,
+      });
       assert.equal(rejected.statusCode, 200, rejected.body);
       assert.equal((rejected.json() as Relationship).requested_by, false);
       assert.equal((await relationships(quinn, [owner.account.id]))[0].requested, false);
@@ -173,7 +187,9 @@ describe("following", () => {
       const owner = await createUser(server.ctx, "rosa", { locked: true });
       const sam = await createUser(server.ctx, "sam");
       for (const action of ["authorize", "reject"]) {
-        const res = await request(server.app, "POST", `/api/v1/follow_requests/${sam.account.id}/${action}`, { token: owner.token });
+        const res = await request(server.app, "POST", `/api/v1/follow_requests/${sam.account.id}/${action}`, {
+          token: owner.token,
+        });
         assert.deepEqual(errorOf(res), [404, NOT_FOUND], action);
       }
       await relationship(sam, owner.account.id, "follow");
@@ -188,13 +204,19 @@ describe("following", () => {
       for (let i = 0; i < 3; i++) fans.push(await createUser(server.ctx, `fan${i}`));
       for (const fan of fans) await requestFollow(server, fan, owner);
       const first = await get(server.app, "/api/v1/follow_requests?limit=2", owner.token);
-      assert.deepEqual((first.json() as Account[]).map((x) => x.acct), ["fan2", "fan1"]);
+      assert.deepEqual(
+        (first.json() as Account[]).map((x) => x.acct),
+        ["fan2", "fan1"],
+      );
       const link = String(first.headers.link);
       assert.match(link, /rel="next"/);
       assert.match(link, /since_id=\d+>; rel="prev"/);
       const next = /<https:\/\/rookery\.test([^>]+)>; rel="next"/.exec(link)?.[1] ?? "";
       const second = await get(server.app, next, owner.token);
-      assert.deepEqual((second.json() as Account[]).map((x) => x.acct), ["fan0"]);
+      assert.deepEqual(
+        (second.json() as Account[]).map((x) => x.acct),
+        ["fan0"],
+      );
       assert.doesNotMatch(String(second.headers.link), /rel="next"/);
     });
   });
@@ -220,11 +242,27 @@ describe("following", () => {
       await block(server, wes, yan);
       await mute(server, wes, a.rita, { notifications: false });
       const list = await relationships(wes, [yan.account.id, "abc", xia.account.id, "1", a.rita.id, wes.account.id]);
-      assert.deepEqual(list.map((r) => r.id), [yan.account.id, xia.account.id, a.rita.id, wes.account.id]);
+      assert.deepEqual(
+        list.map((r) => r.id),
+        [yan.account.id, xia.account.id, a.rita.id, wes.account.id],
+      );
       const [withYan, withXia, withRita, withSelf] = list;
       assert.deepEqual(Object.keys(withXia), [
-        "id", "following", "showing_reblogs", "notifying", "languages", "followed_by", "blocking", "blocked_by",
-        "muting", "muting_notifications", "requested", "requested_by", "domain_blocking", "endorsed", "note",
+        "id",
+        "following",
+        "showing_reblogs",
+        "notifying",
+        "languages",
+        "followed_by",
+        "blocking",
+        "blocked_by",
+        "muting",
+        "muting_notifications",
+        "requested",
+        "requested_by",
+        "domain_blocking",
+        "endorsed",
+        "note",
       ]);
       assert.equal(withXia.following, true);
       assert.equal(withXia.followed_by, true);
@@ -240,11 +278,21 @@ describe("following", () => {
     test("a single id= works; suspended accounts only with with_suspended", async () => {
       const zed = await createUser(server.ctx, "zed");
       const gone = await createUser(server.ctx, "gone");
-      await server.ctx.db.kysely.updateTable("accounts").set({ suspended_at: new Date().toISOString() }).where("id", "=", gone.account.id).execute();
+      await server.ctx.db.kysely
+        .updateTable("accounts")
+        .set({ suspended_at: new Date().toISOString() })
+        .where("id", "=", gone.account.id)
+        .execute();
       const single = await get(server.app, `/api/v1/accounts/relationships?id=${a.alice.account.id}`, zed.token);
-      assert.deepEqual((single.json() as Relationship[]).map((r) => r.id), [a.alice.account.id]);
+      assert.deepEqual(
+        (single.json() as Relationship[]).map((r) => r.id),
+        [a.alice.account.id],
+      );
       assert.deepEqual(await relationships(zed, [gone.account.id]), []);
-      assert.deepEqual((await relationships(zed, [gone.account.id], "&with_suspended=true")).map((r) => r.id), [gone.account.id]);
+      assert.deepEqual(
+        (await relationships(zed, [gone.account.id], "&with_suspended=true")).map((r) => r.id),
+        [gone.account.id],
+      );
     });
 
     test("matches Mastodon's OpenAPI schema", { skip: openApiSkip }, async () => {
@@ -263,7 +311,8 @@ describe("following", () => {
   });
   describeAuth("POST /api/v1/accounts/:id/remove_from_followers", () => server, {
     scope: "write:follows",
-    send: (s, token) => request(s.app, "POST", `/api/v1/accounts/${a.alice.account.id}/remove_from_followers`, { token }),
+    send: (s, token) =>
+      request(s.app, "POST", `/api/v1/accounts/${a.alice.account.id}/remove_from_followers`, { token }),
   });
   describeAuth("GET /api/v1/accounts/relationships", () => server, {
     scope: "read:follows",

@@ -68,7 +68,10 @@ describe("blocks, mutes, domain blocks, endorsements and notes", () => {
       assert.deepEqual(errorOf(await act(them, me.account.id, "follow")), [403, NOT_ALLOWED]);
       await relationship(me, locked.account.id, "block");
       assert.deepEqual(await listed(me, "/api/v1/follow_requests"), []);
-      assert.deepEqual((await listed(me, "/api/v1/blocks")).map((x) => x.id), [locked.account.id, them.account.id]);
+      assert.deepEqual(
+        (await listed(me, "/api/v1/blocks")).map((x) => x.id),
+        [locked.account.id, them.account.id],
+      );
       const unblocked = await relationship(me, them.account.id, "unblock");
       assert.equal(unblocked.blocking, false);
       assert.equal((await relationship(me, them.account.id, "unblock")).blocking, false);
@@ -104,14 +107,25 @@ describe("blocks, mutes, domain blocks, endorsements and notes", () => {
       await relationship(me, them.account.id, "mute", { duration: 3600 });
       const [entry] = await listed(me, "/api/v1/mutes");
       const ends = Date.parse(String(entry.mute_expires_at));
-      assert.ok(ends >= before + 3600_000 - 2000 && ends <= Date.now() + 3600_000 + 2000, String(entry.mute_expires_at));
+      assert.ok(
+        ends >= before + 3600_000 - 2000 && ends <= Date.now() + 3600_000 + 2000,
+        String(entry.mute_expires_at),
+      );
       const past = new Date(Date.now() - 1000).toISOString();
-      await server.ctx.db.kysely.updateTable("mutes").set({ expires_at: past }).where("account_id", "=", me.account.id).execute();
+      await server.ctx.db.kysely
+        .updateTable("mutes")
+        .set({ expires_at: past })
+        .where("account_id", "=", me.account.id)
+        .execute();
       assert.equal((await relationshipWith(me, them.account.id)).muting, false);
       assert.deepEqual(await listed(me, "/api/v1/mutes"), []);
       await server.ctx.jobs.enqueue("mutes.expire", {});
       await server.ctx.jobs.drain();
-      const left = await server.ctx.db.kysely.selectFrom("mutes").select("id").where("account_id", "=", me.account.id).execute();
+      const left = await server.ctx.db.kysely
+        .selectFrom("mutes")
+        .select("id")
+        .where("account_id", "=", me.account.id)
+        .execute();
       assert.deepEqual(left, []);
     });
   });
@@ -122,7 +136,10 @@ describe("blocks, mutes, domain blocks, endorsements and notes", () => {
       const remote = await createRemoteAccount(server.ctx, `far${users}`, "blocked.example");
       await follow(server, me, remote);
       await follow(server, remote, me);
-      const res = await request(server.app, "POST", "/api/v1/domain_blocks", { token: me.token, json: { domain: "Blocked.Example" } });
+      const res = await request(server.app, "POST", "/api/v1/domain_blocks", {
+        token: me.token,
+        json: { domain: "Blocked.Example" },
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json(), {});
       assert.deepEqual(await listed(me, "/api/v1/domain_blocks"), ["blocked.example"]);
@@ -131,16 +148,22 @@ describe("blocks, mutes, domain blocks, endorsements and notes", () => {
       assert.equal(rel.following, false);
       assert.equal(rel.followed_by, false);
       assert.equal((await relationshipWith(me, a.alice.account.id)).domain_blocking, false);
-      const removed = await request(server.app, "DELETE", "/api/v1/domain_blocks?domain=blocked.example", { token: me.token });
+      const removed = await request(server.app, "DELETE", "/api/v1/domain_blocks?domain=blocked.example", {
+        token: me.token,
+      });
       assert.equal(removed.statusCode, 200, removed.body);
       assert.deepEqual(await listed(me, "/api/v1/domain_blocks"), []);
     });
 
     test("a blank or invalid domain is 422", async () => {
       const me = await user();
-      const post = (domain: unknown) => request(server.app, "POST", "/api/v1/domain_blocks", { token: me.token, json: { domain } });
+      const post = (domain: unknown) =>
+        request(server.app, "POST", "/api/v1/domain_blocks", { token: me.token, json: { domain } });
       assert.deepEqual(errorOf(await post("")), [422, "Validation failed: Domain can't be blank"]);
-      assert.deepEqual(errorOf(await post("not a domain")), [422, "Validation failed: Domain is not a valid domain name"]);
+      assert.deepEqual(errorOf(await post("not a domain")), [
+        422,
+        "Validation failed: Domain is not a valid domain name",
+      ]);
       assert.deepEqual(errorOf(await post({ nested: true })), [422, "Validation failed: Domain can't be blank"]);
     });
 
@@ -162,16 +185,25 @@ describe("blocks, mutes, domain blocks, endorsements and notes", () => {
       await follow(server, me, them);
       assert.equal((await relationship(me, them.account.id, "endorse")).endorsed, true);
       assert.equal((await relationship(me, them.account.id, "pin")).endorsed, true);
-      assert.deepEqual((await listed(me, "/api/v1/endorsements")).map((x) => x.id), [them.account.id]);
+      assert.deepEqual(
+        (await listed(me, "/api/v1/endorsements")).map((x) => x.id),
+        [them.account.id],
+      );
       const profile = await get(server.app, `/api/v1/accounts/${me.account.id}/endorsements`);
-      assert.deepEqual((profile.json() as Account[]).map((x) => x.id), [them.account.id]);
+      assert.deepEqual(
+        (profile.json() as Account[]).map((x) => x.id),
+        [them.account.id],
+      );
       assert.equal((await relationship(me, them.account.id, "unendorse")).endorsed, false);
       assert.deepEqual(await listed(me, "/api/v1/endorsements"), []);
     });
 
     test("a note is private, trimmed, replaced, cleared by an empty comment, and limited to 2000 characters", async () => {
       const [me, them] = [await user(), await user()];
-      assert.equal((await relationship(me, them.account.id, "note", { comment: "  met at the conference " })).note, "met at the conference");
+      assert.equal(
+        (await relationship(me, them.account.id, "note", { comment: "  met at the conference " })).note,
+        "met at the conference",
+      );
       assert.equal((await relationshipWith(them, me.account.id)).note, "");
       assert.equal((await relationship(me, them.account.id, "note", { comment: "changed" })).note, "changed");
       assert.deepEqual(errorOf(await act(me, them.account.id, "note", { comment: "x".repeat(2001) })), [

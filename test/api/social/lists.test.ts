@@ -39,8 +39,12 @@ describe("lists", () => {
   after(() => server.close());
 
   const owner = () => createUser(server.ctx, `lister${++owners}`);
-  const send = (user: TestUser, method: "POST" | "PUT" | "DELETE" | "GET", path: string, json?: Record<string, unknown>) =>
-    request(server.app, method, path, { token: user.token, json });
+  const send = (
+    user: TestUser,
+    method: "POST" | "PUT" | "DELETE" | "GET",
+    path: string,
+    json?: Record<string, unknown>,
+  ) => request(server.app, method, path, { token: user.token, json });
   const create = async (user: TestUser, json: Record<string, unknown>) => {
     const res = await send(user, "POST", "/api/v1/lists", json);
     assert.equal(res.statusCode, 200, res.body);
@@ -51,10 +55,22 @@ describe("lists", () => {
     const me = await owner();
     const list = await create(me, { title: "  Friends " });
     assert.deepEqual({ ...list, id: "" }, { id: "", title: "Friends", replies_policy: "list", exclusive: false });
-    const updated = await send(me, "PUT", `/api/v1/lists/${list.id}`, { title: "Close friends", replies_policy: "followed", exclusive: true });
-    assert.deepEqual(updated.json(), { id: list.id, title: "Close friends", replies_policy: "followed", exclusive: true });
+    const updated = await send(me, "PUT", `/api/v1/lists/${list.id}`, {
+      title: "Close friends",
+      replies_policy: "followed",
+      exclusive: true,
+    });
+    assert.deepEqual(updated.json(), {
+      id: list.id,
+      title: "Close friends",
+      replies_policy: "followed",
+      exclusive: true,
+    });
     await create(me, { title: "Second" });
-    assert.deepEqual(((await get(server.app, "/api/v1/lists", me.token)).json() as List[]).map((l) => l.title), ["Close friends", "Second"]);
+    assert.deepEqual(
+      ((await get(server.app, "/api/v1/lists", me.token)).json() as List[]).map((l) => l.title),
+      ["Close friends", "Second"],
+    );
     assert.equal((await get(server.app, `/api/v1/lists/${list.id}`, me.token)).json().title, "Close friends");
     assert.deepEqual((await send(me, "DELETE", `/api/v1/lists/${list.id}`)).json(), {});
     assert.deepEqual(errorOf(await get(server.app, `/api/v1/lists/${list.id}`, me.token)), [404, "Record not found"]);
@@ -91,7 +107,11 @@ describe("lists", () => {
       ["POST", `/api/v1/lists/${list.id}/accounts`],
       ["GET", "/api/v1/lists/abc"],
     ] as const) {
-      assert.deepEqual(errorOf(await send(other, method, path, { title: "x" })), [404, "Record not found"], `${method} ${path}`);
+      assert.deepEqual(
+        errorOf(await send(other, method, path, { title: "x" })),
+        [404, "Record not found"],
+        `${method} ${path}`,
+      );
     }
   });
 
@@ -104,14 +124,23 @@ describe("lists", () => {
     assert.deepEqual(errorOf(await add([a.alice.account.id, a.bob.account.id])), [422, NOT_FOLLOWED]);
     assert.deepEqual(errorOf(await add(["12345"])), [404, "Record not found"]);
     assert.deepEqual((await add([a.alice.account.id, a.lucy.account.id, me.account.id])).json(), {});
-    assert.deepEqual(errorOf(await add([a.alice.account.id])), [422, "Validation failed: Account has already been taken"]);
+    assert.deepEqual(errorOf(await add([a.alice.account.id])), [
+      422,
+      "Validation failed: Account has already been taken",
+    ]);
     const members = (await get(server.app, `/api/v1/lists/${list.id}/accounts`, me.token)).json() as Account[];
     assert.deepEqual(members.map((m) => m.username).sort(), ["alice", "lucy", me.username].sort());
     const lists = (await get(server.app, `/api/v1/accounts/${a.alice.account.id}/lists`, me.token)).json() as List[];
-    assert.deepEqual(lists.map((l) => l.id), [list.id]);
+    assert.deepEqual(
+      lists.map((l) => l.id),
+      [list.id],
+    );
     assert.deepEqual((await get(server.app, `/api/v1/accounts/${a.bob.account.id}/lists`, me.token)).json(), []);
     await send(me, "DELETE", `/api/v1/lists/${list.id}/accounts`, { account_ids: [a.lucy.account.id] });
-    assert.equal(((await get(server.app, `/api/v1/lists/${list.id}/accounts`, me.token)).json() as Account[]).length, 2);
+    assert.equal(
+      ((await get(server.app, `/api/v1/lists/${list.id}/accounts`, me.token)).json() as Account[]).length,
+      2,
+    );
   });
 
   test("unfollowing takes the account off the follower's lists", async () => {
@@ -119,7 +148,9 @@ describe("lists", () => {
     const list = await create(me, { title: "temporary" });
     await follow(server, me, a.carol);
     await send(me, "POST", `/api/v1/lists/${list.id}/accounts`, { account_ids: [a.carol.account.id] });
-    const res = await request(server.app, "POST", `/api/v1/accounts/${a.carol.account.id}/unfollow`, { token: me.token });
+    const res = await request(server.app, "POST", `/api/v1/accounts/${a.carol.account.id}/unfollow`, {
+      token: me.token,
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual((await get(server.app, `/api/v1/lists/${list.id}/accounts`, me.token)).json(), []);
   });
@@ -143,7 +174,10 @@ describe("lists", () => {
     assert.deepEqual(validateSchema("List", await create(await owner(), { title: "schema" })), []);
   });
 
-  describeAuth("GET /api/v1/lists", () => server, { scope: "read:lists", send: (s, token) => get(s.app, "/api/v1/lists", token) });
+  describeAuth("GET /api/v1/lists", () => server, {
+    scope: "read:lists",
+    send: (s, token) => get(s.app, "/api/v1/lists", token),
+  });
   describeAuth("POST /api/v1/lists", () => server, {
     scope: "write:lists",
     send: (s, token) => request(s.app, "POST", "/api/v1/lists", { token, json: { title: "scoped" } }),

@@ -33,7 +33,11 @@ describe("GET /api/v1/statuses/:id/context", () => {
   const ids = (list: Status[]) => list.map((s) => s.id);
 
   /** Inserts statuses in one batch: `parents[i]` is the index (or existing ID) the i-th replies to. */
-  async function insertThread(rootId: string, count: number, parentOf: (i: number, made: string[]) => string): Promise<string[]> {
+  async function insertThread(
+    rootId: string,
+    count: number,
+    parentOf: (i: number, made: string[]) => string,
+  ): Promise<string[]> {
     const now = new Date().toISOString();
     const made: string[] = [];
     const rows = [];
@@ -117,13 +121,25 @@ describe("GET /api/v1/statuses/:id/context", () => {
   test("private replies are hidden from strangers and anonymous readers", async () => {
     const root = await postStatus(server, a.alice, { status: "open thread" });
     const open = await postStatus(server, a.carol, { status: "public reply", in_reply_to_id: root.id });
-    const secret = await postStatus(server, a.bob, { status: "@alice private reply", in_reply_to_id: root.id, visibility: "private" });
-    const dm = await postStatus(server, a.bob, { status: "@lucy direct reply", in_reply_to_id: root.id, visibility: "direct" });
+    const secret = await postStatus(server, a.bob, {
+      status: "@alice private reply",
+      in_reply_to_id: root.id,
+      visibility: "private",
+    });
+    const dm = await postStatus(server, a.bob, {
+      status: "@lucy direct reply",
+      in_reply_to_id: root.id,
+      visibility: "direct",
+    });
     const follower = await createUser(server.ctx, "bob_fan");
     await follow(server, follower, a.bob);
     assert.deepEqual(ids((await context(root.id)).descendants), [open.id]);
     assert.deepEqual(ids((await context(root.id, a.carol.token)).descendants), [open.id]);
-    assert.deepEqual(ids((await context(root.id, a.alice.token)).descendants), [open.id, secret.id], "alice is mentioned in the private reply");
+    assert.deepEqual(
+      ids((await context(root.id, a.alice.token)).descendants),
+      [open.id, secret.id],
+      "alice is mentioned in the private reply",
+    );
     assert.deepEqual(ids((await context(root.id, follower.token)).descendants), [open.id, secret.id]);
     assert.deepEqual(ids((await context(root.id, a.lucy.token)).descendants), [open.id, dm.id]);
     assert.deepEqual(ids((await context(root.id, a.bob.token)).descendants), [open.id, secret.id, dm.id]);
@@ -144,6 +160,7 @@ describe("GET /api/v1/statuses/:id/context", () => {
     scope: "read:statuses",
     anonymous: true,
     user: false,
-    send: async (s, token, owner) => get(s.app, `/api/v1/statuses/${(await postStatus(s, owner, { status: "thread" })).id}/context`, token),
+    send: async (s, token, owner) =>
+      get(s.app, `/api/v1/statuses/${(await postStatus(s, owner, { status: "thread" })).id}/context`, token),
   });
 });

@@ -27,7 +27,12 @@ const TOO_LONG = "Validation failed: Text character limit of 500 exceeded";
 const BLANK = "Validation failed: Text can't be blank";
 
 /** POST /api/v1/statuses as sent, for answers that are refusals. */
-function post(server: TestServer, token: string | undefined, json: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse> {
+function post(
+  server: TestServer,
+  token: string | undefined,
+  json: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<LightMyRequestResponse> {
   return request(server.app, "POST", "/api/v1/statuses", { token, json, headers });
 }
 
@@ -53,7 +58,10 @@ describe("POST /api/v1/statuses", () => {
     assert.equal(body.poll, null);
     assert.equal(body.edited_at, null);
     assert.deepEqual([body.replies_count, body.reblogs_count, body.favourites_count], [0, 0, 0]);
-    assert.deepEqual([body.favourited, body.reblogged, body.muted, body.bookmarked, body.pinned], [false, false, false, false, false]);
+    assert.deepEqual(
+      [body.favourited, body.reblogged, body.muted, body.bookmarked, body.pinned],
+      [false, false, false, false, false],
+    );
     assert.deepEqual(body.media_attachments, []);
     assert.equal(body.account.id, a.alice.account.id);
     assert.deepEqual(body.application, { name: "Test Client", website: "https://client.example" });
@@ -67,9 +75,17 @@ describe("POST /api/v1/statuses", () => {
 
   test("the Status matches Mastodon's OpenAPI schema", { skip: openApiSkip }, async () => {
     const media = (await uploadImage(server, a.alice)).id;
-    const withMedia = await postStatus(server, a.alice, { status: "#schema @bob", media_ids: [media], sensitive: true, language: "en" });
+    const withMedia = await postStatus(server, a.alice, {
+      status: "#schema @bob",
+      media_ids: [media],
+      sensitive: true,
+      language: "en",
+    });
     assert.deepEqual(validateSchema("Status", withMedia), []);
-    const withPoll = await postStatus(server, a.alice, { status: "poll", poll: { options: ["a", "b"], expires_in: 600 } });
+    const withPoll = await postStatus(server, a.alice, {
+      status: "poll",
+      poll: { options: ["a", "b"], expires_in: 600 },
+    });
     assert.deepEqual(validateSchema("Status", withPoll), []);
     assert.deepEqual(validateSchema("Poll", withPoll.poll), []);
     assert.deepEqual(validateSchema("Status", await statusJson(server, withMedia.id)), []);
@@ -82,7 +98,10 @@ describe("POST /api/v1/statuses", () => {
     const media = (await uploadImage(server, a.alice)).id;
     const body = await postStatus(server, a.alice, { media_ids: [media] });
     assert.equal(body.content, "");
-    assert.deepEqual(body.media_attachments.map((m) => m.id), [media]);
+    assert.deepEqual(
+      body.media_attachments.map((m) => m.id),
+      [media],
+    );
   });
 
   test("a post with only a content warning uses the warning as its text", async () => {
@@ -91,14 +110,10 @@ describe("POST /api/v1/statuses", () => {
     assert.equal(body.spoiler_text, "");
   });
 
-  test(
-    "a content-warning-only post is sensitive (the warning was given)",
-    {},
-    async () => {
-      const body = await postStatus(server, a.alice, { status: "", spoiler_text: "Only a CW" });
-      assert.equal(body.sensitive, true);
-    },
-  );
+  test("a content-warning-only post is sensitive (the warning was given)", {}, async () => {
+    const body = await postStatus(server, a.alice, { status: "", spoiler_text: "Only a CW" });
+    assert.equal(body.sensitive, true);
+  });
 
   describe("the 500-character limit, counted as Mastodon counts", () => {
     test("500 plain characters pass, 501 fail", async () => {
@@ -110,18 +125,30 @@ describe("POST /api/v1/statuses", () => {
       const url = `https://example.com/${"x".repeat(300)}`;
       const body = await postStatus(server, a.bob, { status: `${"a".repeat(476)} ${url}` });
       assert.ok(body.content.includes(`href="${url}"`));
-      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `${"a".repeat(477)} ${url}` })), [422, TOO_LONG]);
+      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `${"a".repeat(477)} ${url}` })), [
+        422,
+        TOO_LONG,
+      ]);
       // A short URL counts 23 too, not its own length.
-      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `${"a".repeat(477)} https://a.co` })), [422, TOO_LONG]);
+      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `${"a".repeat(477)} https://a.co` })), [
+        422,
+        TOO_LONG,
+      ]);
     });
 
     test("a remote mention counts only as @username; a local one in full", async () => {
       await postStatus(server, a.bob, { status: `@rita@remote.example ${"a".repeat(494)}` });
-      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `@rita@remote.example ${"a".repeat(495)}` })), [422, TOO_LONG]);
+      assert.deepEqual(
+        errorOf(await post(server, a.bob.token, { status: `@rita@remote.example ${"a".repeat(495)}` })),
+        [422, TOO_LONG],
+      );
       // Even when the account is unknown here.
       await postStatus(server, a.bob, { status: `@ghost@elsewhere.example ${"a".repeat(493)}` });
       await postStatus(server, a.bob, { status: `@carol ${"a".repeat(493)}` });
-      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `@carol ${"a".repeat(494)}` })), [422, TOO_LONG]);
+      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: `@carol ${"a".repeat(494)}` })), [
+        422,
+        TOO_LONG,
+      ]);
     });
 
     test("an emoji ZWJ sequence or a flag counts as one character", async () => {
@@ -133,17 +160,19 @@ describe("POST /api/v1/statuses", () => {
 
     test("the content warning counts with the text", async () => {
       await postStatus(server, a.bob, { status: "b".repeat(250), spoiler_text: "w".repeat(250) });
-      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: "b".repeat(251), spoiler_text: "w".repeat(250) })), [422, TOO_LONG]);
-      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: "b", spoiler_text: "w".repeat(500) })), [422, TOO_LONG]);
+      assert.deepEqual(
+        errorOf(await post(server, a.bob.token, { status: "b".repeat(251), spoiler_text: "w".repeat(250) })),
+        [422, TOO_LONG],
+      );
+      assert.deepEqual(errorOf(await post(server, a.bob.token, { status: "b", spoiler_text: "w".repeat(500) })), [
+        422,
+        TOO_LONG,
+      ]);
     });
 
-    test(
-      "a URL at the start of the text still counts 23 when a content warning is set",
-      {},
-      async () => {
-        await postStatus(server, a.bob, { status: `https://example.com/${"a".repeat(600)}`, spoiler_text: "Spoiler" });
-      },
-    );
+    test("a URL at the start of the text still counts 23 when a content warning is set", {}, async () => {
+      await postStatus(server, a.bob, { status: `https://example.com/${"a".repeat(600)}`, spoiler_text: "Spoiler" });
+    });
   });
 
   describe("visibility", () => {
@@ -157,10 +186,16 @@ describe("POST /api/v1/statuses", () => {
     test("the default comes from the user's source[privacy] preference", async () => {
       const user = await createUser(server.ctx, "privacy_default");
       assert.equal((await postStatus(server, user, { status: "before" })).visibility, "public");
-      const patch = await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", { token: user.token, form: { "source[privacy]": "private" } });
+      const patch = await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", {
+        token: user.token,
+        form: { "source[privacy]": "private" },
+      });
       assert.equal(patch.statusCode, 200, patch.body);
       assert.equal((await postStatus(server, user, { status: "after" })).visibility, "private");
-      assert.equal((await postStatus(server, user, { status: "explicit", visibility: "unlisted" })).visibility, "unlisted");
+      assert.equal(
+        (await postStatus(server, user, { status: "explicit", visibility: "unlisted" })).visibility,
+        "unlisted",
+      );
     });
 
     test("an unknown visibility is refused and stores nothing", async () => {
@@ -185,7 +220,10 @@ describe("POST /api/v1/statuses", () => {
 
   test("the default language comes from source[language]", async () => {
     const user = await createUser(server.ctx, "language_default");
-    const patch = await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", { token: user.token, form: { "source[language]": "fr" } });
+    const patch = await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", {
+      token: user.token,
+      form: { "source[language]": "fr" },
+    });
     assert.equal(patch.statusCode, 200, patch.body);
     assert.equal((await postStatus(server, user, { status: "bonjour" })).language, "fr");
     assert.equal((await postStatus(server, user, { status: "hello", language: "en" })).language, "en");
@@ -198,15 +236,24 @@ describe("POST /api/v1/statuses", () => {
     assert.equal(cw.sensitive, true);
     assert.equal(cw.spoiler_text, "Spoilers!");
     // Form booleans the Rails way.
-    const res = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, form: { status: "s4", sensitive: "1" } });
+    const res = await request(server.app, "POST", "/api/v1/statuses", {
+      token: a.alice.token,
+      form: { status: "s4", sensitive: "1" },
+    });
     assert.equal(res.json().sensitive, true);
-    const off = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, form: { status: "s5", sensitive: "false" } });
+    const off = await request(server.app, "POST", "/api/v1/statuses", {
+      token: a.alice.token,
+      form: { status: "s5", sensitive: "false" },
+    });
     assert.equal(off.json().sensitive, false);
   });
 
   test("the default sensitivity comes from source[sensitive]", async () => {
     const user = await createUser(server.ctx, "sensitive_default");
-    await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", { token: user.token, form: { "source[sensitive]": "true" } });
+    await request(server.app, "PATCH", "/api/v1/accounts/update_credentials", {
+      token: user.token,
+      form: { "source[sensitive]": "true" },
+    });
     assert.equal((await postStatus(server, user, { status: "nsfw" })).sensitive, true);
     assert.equal((await postStatus(server, user, { status: "sfw", sensitive: false })).sensitive, false);
   });
@@ -218,10 +265,18 @@ describe("POST /api/v1/statuses", () => {
       assert.equal(reply.in_reply_to_id, parent.id);
       assert.equal(reply.in_reply_to_account_id, a.alice.account.id);
       assert.equal((await statusJson(server, parent.id)).replies_count, 1);
-      await postStatus(server, a.carol, { status: "unlisted reply", in_reply_to_id: parent.id, visibility: "unlisted" });
+      await postStatus(server, a.carol, {
+        status: "unlisted reply",
+        in_reply_to_id: parent.id,
+        visibility: "unlisted",
+      });
       assert.equal((await statusJson(server, parent.id)).replies_count, 2);
       await postStatus(server, a.carol, { status: "private reply", in_reply_to_id: parent.id, visibility: "private" });
-      await postStatus(server, a.carol, { status: "@alice direct reply", in_reply_to_id: parent.id, visibility: "direct" });
+      await postStatus(server, a.carol, {
+        status: "@alice direct reply",
+        in_reply_to_id: parent.id,
+        visibility: "direct",
+      });
       assert.equal((await statusJson(server, parent.id)).replies_count, 2);
     });
 
@@ -229,7 +284,11 @@ describe("POST /api/v1/statuses", () => {
       const secret = await postStatus(server, a.lucy, { status: "followers only", visibility: "private" });
       const count = await statusRowCount(server, a.bob);
       for (const id of [secret.id, "1234567890", "not-a-number", "-1"]) {
-        assert.deepEqual(errorOf(await post(server, a.bob.token, { status: "reply", in_reply_to_id: id })), [404, REPLY_NOT_FOUND], id);
+        assert.deepEqual(
+          errorOf(await post(server, a.bob.token, { status: "reply", in_reply_to_id: id })),
+          [404, REPLY_NOT_FOUND],
+          id,
+        );
       }
       assert.equal(await statusRowCount(server, a.bob), count);
       // The author herself may reply to it.

@@ -17,7 +17,12 @@ import {
 } from "../../kit.ts";
 
 /** POST /api/v1/statuses as sent, for answers that are refusals. */
-function post(server: TestServer, token: string | undefined, json: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse> {
+function post(
+  server: TestServer,
+  token: string | undefined,
+  json: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<LightMyRequestResponse> {
   return request(server.app, "POST", "/api/v1/statuses", { token, json, headers });
 }
 
@@ -31,11 +36,18 @@ describe("POST /api/v1/statuses with a poll or media", () => {
   after(() => server.close());
 
   describe("polls", () => {
-    const poll = (options: string[], expiresIn = 600, extra: { multiple?: boolean; hide_totals?: boolean } = {}) => ({ status: "Poll?", poll: { options, expires_in: expiresIn, ...extra } });
+    const poll = (options: string[], expiresIn = 600, extra: { multiple?: boolean; hide_totals?: boolean } = {}) => ({
+      status: "Poll?",
+      poll: { options, expires_in: expiresIn, ...extra },
+    });
 
     test("a poll is created with its options, expiry and flags", async () => {
       const before = Date.now();
-      const { poll: created } = await postStatus(server, a.carol, poll(["Yes", "No", "Maybe"], 3600, { multiple: true, hide_totals: false }));
+      const { poll: created } = await postStatus(
+        server,
+        a.carol,
+        poll(["Yes", "No", "Maybe"], 3600, { multiple: true, hide_totals: false }),
+      );
       assert.ok(created);
       assert.equal(created.multiple, true);
       assert.equal(created.expired, false);
@@ -46,12 +58,21 @@ describe("POST /api/v1/statuses with a poll or media", () => {
         { title: "Maybe", votes_count: 0 },
       ]);
       const expires = Date.parse(created.expires_at!);
-      assert.ok(expires >= before + 3600_000 - 1000 && expires <= Date.now() + 3600_000 + 1000, String(created.expires_at));
+      assert.ok(
+        expires >= before + 3600_000 - 1000 && expires <= Date.now() + 3600_000 + 1000,
+        String(created.expires_at),
+      );
     });
 
     test("2 to 4 options", async () => {
-      assert.deepEqual(errorOf(await post(server, a.carol.token, poll(["Only"]))), [422, "Validation failed: Poll options must have more than one item"]);
-      assert.deepEqual(errorOf(await post(server, a.carol.token, poll(["a", "b", "c", "d", "e"]))), [422, "Validation failed: Poll options can't contain more than 4 items"]);
+      assert.deepEqual(errorOf(await post(server, a.carol.token, poll(["Only"]))), [
+        422,
+        "Validation failed: Poll options must have more than one item",
+      ]);
+      assert.deepEqual(errorOf(await post(server, a.carol.token, poll(["a", "b", "c", "d", "e"]))), [
+        422,
+        "Validation failed: Poll options can't contain more than 4 items",
+      ]);
       await postStatus(server, a.carol, poll(["a", "b"]));
       await postStatus(server, a.carol, poll(["a", "b", "c", "d"]));
     });
@@ -59,7 +80,10 @@ describe("POST /api/v1/statuses with a poll or media", () => {
     test("options of at most 50 characters, not blank, not duplicated", async () => {
       await postStatus(server, a.carol, poll(["x".repeat(50), "y"]));
       await postStatus(server, a.carol, poll(["👩‍👩‍👧".repeat(50), "y"]));
-      assert.deepEqual(errorOf(await post(server, a.carol.token, poll(["x".repeat(51), "y"]))), [422, "Validation failed: Poll options cannot be longer than 50 characters each"]);
+      assert.deepEqual(errorOf(await post(server, a.carol.token, poll(["x".repeat(51), "y"]))), [
+        422,
+        "Validation failed: Poll options cannot be longer than 50 characters each",
+      ]);
       const [status, error] = errorOf(await post(server, a.carol.token, poll(["same", "same"])));
       assert.equal(status, 422);
       assert.match(error, /^Validation failed: .*duplicate/);
@@ -106,7 +130,10 @@ describe("POST /api/v1/statuses with a poll or media", () => {
       const first = (await uploadImage(server, a.carol)).id;
       const second = (await uploadImage(server, a.carol)).id;
       const body = await postStatus(server, a.carol, { status: "pics", media_ids: [second, first] });
-      assert.deepEqual(body.media_attachments.map((m) => m.id), [second, first]);
+      assert.deepEqual(
+        body.media_attachments.map((m) => m.id),
+        [second, first],
+      );
       assert.equal(body.media_attachments[0].type, "image");
       // Attached media are no longer available as drafts.
       assert.equal((await get(server.app, `/api/v1/media/${first}`, a.carol.token)).statusCode, 404);
@@ -115,7 +142,10 @@ describe("POST /api/v1/statuses with a poll or media", () => {
     test("at most 4 files", async () => {
       const ids = [];
       for (let i = 0; i < 5; i++) ids.push((await uploadImage(server, a.carol)).id);
-      assert.deepEqual(errorOf(await post(server, a.carol.token, { status: "too many", media_ids: ids })), [422, "Cannot attach more than 4 files"]);
+      assert.deepEqual(errorOf(await post(server, a.carol.token, { status: "too many", media_ids: ids })), [
+        422,
+        "Cannot attach more than 4 files",
+      ]);
       const body = await postStatus(server, a.carol, { status: "four", media_ids: ids.slice(0, 4) });
       assert.equal(body.media_attachments.length, 4);
     });
@@ -136,9 +166,19 @@ describe("POST /api/v1/statuses with a poll or media", () => {
       const now = new Date().toISOString();
       await server.ctx.db.kysely
         .insertInto("media_attachments")
-        .values({ id, account_id: a.carol.account.id, type: "image", processing: "in_progress", created_at: now, updated_at: now })
+        .values({
+          id,
+          account_id: a.carol.account.id,
+          type: "image",
+          processing: "in_progress",
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
-      assert.deepEqual(errorOf(await post(server, a.carol.token, { status: "wait", media_ids: [id] })), [422, "Cannot attach files that have not finished processing. Try again in a moment!"]);
+      assert.deepEqual(errorOf(await post(server, a.carol.token, { status: "wait", media_ids: [id] })), [
+        422,
+        "Cannot attach files that have not finished processing. Try again in a moment!",
+      ]);
     });
   });
 });

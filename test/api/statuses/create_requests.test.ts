@@ -18,7 +18,12 @@ import {
 import type { Status } from "../../types.ts";
 
 /** POST /api/v1/statuses as sent, for answers that are refusals. */
-function post(server: TestServer, token: string | undefined, json: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse> {
+function post(
+  server: TestServer,
+  token: string | undefined,
+  json: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<LightMyRequestResponse> {
   return request(server.app, "POST", "/api/v1/statuses", { token, json, headers });
 }
 
@@ -35,7 +40,12 @@ describe("POST /api/v1/statuses requests", () => {
     test("the same key returns the same status and creates nothing more", async () => {
       const user = await createUser(server.ctx, "idem");
       const first = await postStatus(server, user, { status: "once" }, { "Idempotency-Key": "key-1" });
-      const second = await postStatus(server, user, { status: "other params are ignored" }, { "Idempotency-Key": "key-1" });
+      const second = await postStatus(
+        server,
+        user,
+        { status: "other params are ignored" },
+        { "Idempotency-Key": "key-1" },
+      );
       assert.equal(second.id, first.id);
       assert.equal(second.content, "<p>once</p>");
       assert.equal(await statusRowCount(server, user), 1);
@@ -80,8 +90,13 @@ describe("POST /api/v1/statuses requests", () => {
 
     test("concurrent duplicates still make one status", async () => {
       const user = await createUser(server.ctx, "idem_race");
-      const results = await Promise.all([1, 2, 3].map(() => post(server, user.token, { status: "race" }, { "Idempotency-Key": "race" })));
-      assert.deepEqual(results.map((r) => r.statusCode), [200, 200, 200]);
+      const results = await Promise.all(
+        [1, 2, 3].map(() => post(server, user.token, { status: "race" }, { "Idempotency-Key": "race" })),
+      );
+      assert.deepEqual(
+        results.map((r) => r.statusCode),
+        [200, 200, 200],
+      );
       assert.equal(new Set(results.map((r) => r.json().id)).size, 1);
       assert.equal(await statusRowCount(server, user), 1);
     });
@@ -106,21 +121,40 @@ describe("POST /api/v1/statuses requests", () => {
       assert.equal(body.content, "<p>form body</p>");
       assert.equal(body.visibility, "unlisted");
       assert.equal(body.spoiler_text, "cw");
-      assert.deepEqual(body.poll?.options.map((o) => o.title), ["one", "two"]);
+      assert.deepEqual(
+        body.poll?.options.map((o) => o.title),
+        ["one", "two"],
+      );
       assert.equal(body.poll?.multiple, true);
     });
 
     test("form-encoded media_ids[]", async () => {
       const m1 = (await uploadImage(server, a.alice)).id;
       const m2 = (await uploadImage(server, a.alice)).id;
-      const res = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, form: [["media_ids[]", m1], ["media_ids[]", m2]] });
+      const res = await request(server.app, "POST", "/api/v1/statuses", {
+        token: a.alice.token,
+        form: [
+          ["media_ids[]", m1],
+          ["media_ids[]", m2],
+        ],
+      });
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(res.json<Status>().media_attachments.map((m) => m.id), [m1, m2]);
+      assert.deepEqual(
+        res.json<Status>().media_attachments.map((m) => m.id),
+        [m1, m2],
+      );
     });
 
     test("JSON with arrays and a nested poll object", async () => {
-      const body = await postStatus(server, a.alice, { status: "json body", poll: { options: ["x", "y"], expires_in: "600", hide_totals: true }, language: "en" });
-      assert.deepEqual(body.poll?.options.map((o) => o.title), ["x", "y"]);
+      const body = await postStatus(server, a.alice, {
+        status: "json body",
+        poll: { options: ["x", "y"], expires_in: "600", hide_totals: true },
+        language: "en",
+      });
+      assert.deepEqual(
+        body.poll?.options.map((o) => o.title),
+        ["x", "y"],
+      );
       assert.equal(body.language, "en");
     });
 
@@ -132,13 +166,20 @@ describe("POST /api/v1/statuses requests", () => {
         { name: "sensitive", value: "true" },
         { name: "visibility", value: "private" },
       ]);
-      const res = await request(server.app, "POST", "/api/v1/statuses", { token: a.alice.token, body, headers: { "content-type": contentType } });
+      const res = await request(server.app, "POST", "/api/v1/statuses", {
+        token: a.alice.token,
+        body,
+        headers: { "content-type": contentType },
+      });
       assert.equal(res.statusCode, 200, res.body);
       const json = res.json<Status>();
       assert.equal(json.content, "<p>multipart body</p>");
       assert.equal(json.sensitive, true);
       assert.equal(json.visibility, "private");
-      assert.deepEqual(json.media_attachments.map((m) => m.id), [media]);
+      assert.deepEqual(
+        json.media_attachments.map((m) => m.id),
+        [media],
+      );
     });
   });
 });

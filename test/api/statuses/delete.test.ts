@@ -31,7 +31,11 @@ describe("DELETE /api/v1/statuses/:id", () => {
 
   test("returns the deleted status with its source text instead of content, with media and poll", async () => {
     const media = (await uploadImage(server, a.alice)).id;
-    const withMedia = await postStatus(server, a.alice, { status: "Source *text* with #tag", media_ids: [media], spoiler_text: "cw" });
+    const withMedia = await postStatus(server, a.alice, {
+      status: "Source *text* with #tag",
+      media_ids: [media],
+      spoiler_text: "cw",
+    });
     const res = await del(withMedia.id, a.alice.token);
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json<Status>();
@@ -39,13 +43,22 @@ describe("DELETE /api/v1/statuses/:id", () => {
     assert.equal(body.text, "Source *text* with #tag");
     assert.equal("content" in body, false);
     assert.equal(body.spoiler_text, "cw");
-    assert.deepEqual(body.media_attachments.map((m) => m.id), [media]);
+    assert.deepEqual(
+      body.media_attachments.map((m) => m.id),
+      [media],
+    );
     assert.equal((await get(server.app, `/api/v1/statuses/${withMedia.id}`, a.alice.token)).statusCode, 404);
 
-    const withPoll = await postStatus(server, a.alice, { status: "poll", poll: { options: ["a", "b"], expires_in: 600, multiple: true } });
+    const withPoll = await postStatus(server, a.alice, {
+      status: "poll",
+      poll: { options: ["a", "b"], expires_in: 600, multiple: true },
+    });
     const deleted = (await del(withPoll.id, a.alice.token)).json<Status>();
     assert.equal(deleted.text, "poll");
-    assert.deepEqual(deleted.poll?.options.map((o) => o.title), ["a", "b"]);
+    assert.deepEqual(
+      deleted.poll?.options.map((o) => o.title),
+      ["a", "b"],
+    );
     assert.equal(deleted.poll?.multiple, true);
     assert.equal((await get(server.app, `/api/v1/polls/${withPoll.poll?.id}`, a.bob.token)).statusCode, 404);
   });
@@ -55,8 +68,14 @@ describe("DELETE /api/v1/statuses/:id", () => {
     const original = await postStatus(server, a.alice, { status: "draft 1", media_ids: [media] });
     const deleted = (await del(original.id, a.alice.token)).json<Status>();
     assert.equal((await get(server.app, `/api/v1/media/${media}`, a.alice.token)).statusCode, 200);
-    const redraft = await postStatus(server, a.alice, { status: deleted.text, media_ids: deleted.media_attachments.map((m) => m.id) });
-    assert.deepEqual(redraft.media_attachments.map((m) => m.id), [media]);
+    const redraft = await postStatus(server, a.alice, {
+      status: deleted.text,
+      media_ids: deleted.media_attachments.map((m) => m.id),
+    });
+    assert.deepEqual(
+      redraft.media_attachments.map((m) => m.id),
+      [media],
+    );
   });
 
   test("counters go back: statuses_count, the parent's replies_count; boosts of it are deleted", async () => {
@@ -64,7 +83,9 @@ describe("DELETE /api/v1/statuses/:id", () => {
     const parent = await postStatus(server, a.carol, { status: "parent" });
     const reply = await postStatus(server, user, { status: "reply", in_reply_to_id: parent.id });
     assert.equal((await statusJson(server, parent.id)).replies_count, 1);
-    const boost = (await request(server.app, "POST", `/api/v1/statuses/${reply.id}/reblog`, { token: a.bob.token })).json();
+    const boost = (
+      await request(server.app, "POST", `/api/v1/statuses/${reply.id}/reblog`, { token: a.bob.token })
+    ).json();
     const bobCount = (await accountJson(server, a.bob)).statuses_count;
     assert.equal((await accountJson(server, user)).statuses_count, 1);
     assert.equal((await del(reply.id, user.token)).statusCode, 200);
@@ -76,7 +97,9 @@ describe("DELETE /api/v1/statuses/:id", () => {
 
   test("deleting one's own boost removes the boost only", async () => {
     const status = await postStatus(server, a.carol, { status: "boosted then unboosted" });
-    const boost = (await request(server.app, "POST", `/api/v1/statuses/${status.id}/reblog`, { token: a.bob.token })).json();
+    const boost = (
+      await request(server.app, "POST", `/api/v1/statuses/${status.id}/reblog`, { token: a.bob.token })
+    ).json();
     const count = (await accountJson(server, a.bob)).statuses_count;
     const res = await del(boost.id, a.bob.token);
     assert.equal(res.statusCode, 200, res.body);
@@ -116,7 +139,12 @@ describe("DELETE /api/v1/statuses/:id", () => {
     const ids: string[] = [];
     for (let i = 0; i < 31; i++) ids.push((await postStatus(server, user, { status: `s${i}` })).id);
     const remote = (id: string) =>
-      server.app.inject({ method: "DELETE", url: `/api/v1/statuses/${id}`, headers: { authorization: `Bearer ${user.token}` }, remoteAddress: "203.0.113.7" });
+      server.app.inject({
+        method: "DELETE",
+        url: `/api/v1/statuses/${id}`,
+        headers: { authorization: `Bearer ${user.token}` },
+        remoteAddress: "203.0.113.7",
+      });
     const first = await remote(ids[0]);
     assert.equal(first.statusCode, 200);
     assert.equal(first.headers["x-ratelimit-limit"], "30");

@@ -34,24 +34,41 @@ describe("HTML of local posts, mentions, tags and emojis", () => {
   });
 
   test("a short link has an empty class and an empty last span; www. is hidden with the scheme", async () => {
-    assert.equal(await content("see https://example.com"), `<p>see ${link("https://example.com/", "https://", "example.com", "", "")}</p>`);
-    assert.equal(await content("http://www.example.org/page"), `<p>${link("http://www.example.org/page", "http://www.", "example.org/page", "", "")}</p>`);
+    assert.equal(
+      await content("see https://example.com"),
+      `<p>see ${link("https://example.com/", "https://", "example.com", "", "")}</p>`,
+    );
+    assert.equal(
+      await content("http://www.example.org/page"),
+      `<p>${link("http://www.example.org/page", "http://www.", "example.org/page", "", "")}</p>`,
+    );
   });
 
   test("when exactly one character would be left over the whole URL is shown", async () => {
     const display31 = `example.com/${"b".repeat(19)}`;
     assert.equal([...display31].length, 31);
-    assert.equal(await content(`https://${display31}`), `<p>${link(`https://${display31}`, "https://", display31, "", "")}</p>`);
+    assert.equal(
+      await content(`https://${display31}`),
+      `<p>${link(`https://${display31}`, "https://", display31, "", "")}</p>`,
+    );
     const display32 = `${display31}c`;
-    assert.equal(await content(`https://${display32}`), `<p>${link(`https://${display32}`, "https://", display32.slice(0, 30), "ellipsis", display32.slice(30))}</p>`);
+    assert.equal(
+      await content(`https://${display32}`),
+      `<p>${link(`https://${display32}`, "https://", display32.slice(0, 30), "ellipsis", display32.slice(30))}</p>`,
+    );
   });
 
   test("trailing punctuation is not part of a link; text around it is escaped", async () => {
-    assert.equal(await content("Go to https://example.com/x. <b>now</b> & \"then\""), `<p>Go to ${link("https://example.com/x", "https://", "example.com/x", "", "")}. &lt;b&gt;now&lt;/b&gt; &amp; &quot;then&quot;</p>`);
+    assert.equal(
+      await content('Go to https://example.com/x. <b>now</b> & "then"'),
+      `<p>Go to ${link("https://example.com/x", "https://", "example.com/x", "", "")}. &lt;b&gt;now&lt;/b&gt; &amp; &quot;then&quot;</p>`,
+    );
   });
 
   test("mentions of local and remote accounts; unknown ones stay text", async () => {
-    const body = await postStatus(server, a.alice, { status: "Hi @bob, @rita@remote.example, @nobody and @ghost@nowhere.example" });
+    const body = await postStatus(server, a.alice, {
+      status: "Hi @bob, @rita@remote.example, @nobody and @ghost@nowhere.example",
+    });
     assert.equal(
       body.content,
       '<p>Hi <span class="h-card" translate="no"><a href="https://rookery.test/@bob" class="u-url mention">@<span>bob</span></a></span>, ' +
@@ -65,7 +82,10 @@ describe("HTML of local posts, mentions, tags and emojis", () => {
 
   test("a local mention written with the local domain, and a repeated mention, are listed once", async () => {
     const body = await postStatus(server, a.alice, { status: "@carol@rookery.test and @carol again" });
-    assert.deepEqual(body.mentions.map((m) => m.acct), ["carol"]);
+    assert.deepEqual(
+      body.mentions.map((m) => m.acct),
+      ["carol"],
+    );
     assert.equal(body.content.match(/class="u-url mention"/g)?.length, 2);
   });
 
@@ -77,7 +97,10 @@ describe("HTML of local posts, mentions, tags and emojis", () => {
       '<p><span class="h-card" translate="no"><a href="https://rookery.test/@bob" class="u-url mention">@<span>bob</span></a></span> ' +
         '<span class="h-card" translate="no"><a href="https://other.example/@bob" class="u-url mention">@<span>bob@other.example</span></a></span></p>',
     );
-    assert.deepEqual(body.mentions.map((m) => m.acct), ["bob", "bob@other.example"]);
+    assert.deepEqual(
+      body.mentions.map((m) => m.acct),
+      ["bob", "bob@other.example"],
+    );
   });
 
   test("hashtags keep their casing in the HTML; tags are lowercase with their URL", async () => {
@@ -105,7 +128,10 @@ describe("HTML of local posts, mentions, tags and emojis", () => {
 
   test("custom emoji stay as shortcodes and are listed in emojis", async () => {
     await createCustomEmoji(server, "blobcat");
-    const body = await postStatus(server, a.alice, { status: "I love :blobcat: and :unknown:", spoiler_text: ":blobcat:" });
+    const body = await postStatus(server, a.alice, {
+      status: "I love :blobcat: and :unknown:",
+      spoiler_text: ":blobcat:",
+    });
     assert.equal(body.content, "<p>I love :blobcat: and :unknown:</p>");
     assert.equal(body.emojis.length, 1);
     assert.equal(body.emojis[0].shortcode, "blobcat");

@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
+import type { Ctx } from "../context.ts";
 import type { PageParams } from "../db/paging.ts";
+import type { AccountPage } from "../db/queries/accounts.ts";
+import { serializeAccounts, type Account } from "../entities/account.ts";
 import { toId, toLimit, type ParamObject, type ParamValue } from "./params.ts";
 
 /** Reads `max_id` / `since_id` / `min_id` / `limit` (clamped to the endpoint's default and maximum). */
@@ -71,4 +74,24 @@ export function setLinkHeader<T>(
   const prevParam = options.prevParam ?? "min_id";
   links.push(`<${url({ [prevParam]: options.cursor(items[0]) })}>; rel="prev"`);
   reply.header("Link", links.join(", "));
+}
+
+/**
+ * Answers a page of accounts behind join rows (followers, blocks, favourites…): the Link header
+ * from the rows' IDs, pointing back with `since_id` as Mastodon's account lists do, and the accounts.
+ */
+export async function answerAccountPage(
+  ctx: Ctx,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  page: PageParams,
+  result: AccountPage,
+): Promise<Account[]> {
+  setLinkHeader(ctx.config, req, reply, {
+    items: result.rows,
+    cursor: (r) => r.id,
+    limit: page.limit,
+    prevParam: "since_id",
+  });
+  return serializeAccounts(ctx, result.accounts);
 }

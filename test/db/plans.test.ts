@@ -11,7 +11,7 @@ import type { Ctx } from "../../src/context.ts";
 import { newId } from "../../src/db/ids.ts";
 import type { AccountRow } from "../../src/db/schema.ts";
 import { refreshStatistics } from "../../src/db/statistics.ts";
-import { followersOf, followingOf } from "../../src/services/accounts/collections.ts";
+import { followCollection } from "../../src/services/accounts/collections.ts";
 import { endorsedAccounts } from "../../src/services/accounts/endorsements.ts";
 import { followRequestsFor } from "../../src/services/accounts/follow.ts";
 import { blockedAccounts, blockedDomains, mutedAccounts } from "../../src/services/accounts/hiding.ts";
@@ -380,8 +380,8 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     ["scheduled statuses", () => listScheduledStatuses(server.ctx, busy(), PAGE)],
     ["favourited_by", () => favouritedBy(server.ctx, data.statusIds[7], PAGE, viewer().id)],
     ["reblogged_by", () => rebloggedBy(server.ctx, data.statusIds[0], PAGE, undefined)],
-    ["followers", () => followersOf(server.ctx, busy(), viewer().id, PAGE)],
-    ["following", () => followingOf(server.ctx, busy(), viewer().id, PAGE)],
+    ["followers", () => followCollection(server.ctx, busy(), "followers", viewer().id, PAGE)],
+    ["following", () => followCollection(server.ctx, busy(), "following", viewer().id, PAGE)],
     ["follow requests", () => followRequestsFor(server.ctx, busy(), PAGE)],
     ["blocks", () => blockedAccounts(server.ctx, busy(), PAGE)],
     ["mutes", () => mutedAccounts(server.ctx, busy(), PAGE)],

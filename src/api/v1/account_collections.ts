@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeAccounts } from "../../entities/account.ts";
-import { familiarFollowers, followersOf, followingOf } from "../../services/accounts/collections.ts";
+import { familiarFollowers, followCollection } from "../../services/accounts/collections.ts";
 import { targetAccount } from "../../services/accounts/follow.ts";
 import { findVisibleAccounts } from "../../services/accounts/lookup.ts";
 import { userOf } from "../auth.ts";
-import { pageParams, setLinkHeader } from "../pagination.ts";
+import { answerAccountPage, pageParams } from "../pagination.ts";
 import { toId, toStringArray } from "../params.ts";
 
 /** Familiar followers are asked for a page of accounts at a time. */
@@ -15,21 +15,17 @@ const MAX_FAMILIAR = 40;
 export default async function accountCollectionRoutes(app: FastifyInstance, ctx: Ctx) {
   const readAccounts = app.auth({ optional: true, scopes: ["read:accounts"] });
 
-  for (const [name, list] of [
-    ["followers", followersOf],
-    ["following", followingOf],
-  ] as const) {
-    app.get(`/api/v1/accounts/:id/${name}`, { preHandler: readAccounts }, async (req, reply) => {
+  for (const which of ["followers", "following"] as const) {
+    app.get(`/api/v1/accounts/:id/${which}`, { preHandler: readAccounts }, async (req, reply) => {
       const owner = await targetAccount(ctx, toId(req.input.id));
       const page = pageParams(req.input, 40, 80);
-      const { rows, accounts } = await list(ctx, owner, req.viewer?.account?.id, page);
-      setLinkHeader(ctx.config, req, reply, {
-        items: rows,
-        cursor: (r) => r.id,
-        limit: page.limit,
-        prevParam: "since_id",
-      });
-      return serializeAccounts(ctx, accounts);
+      return answerAccountPage(
+        ctx,
+        req,
+        reply,
+        page,
+        await followCollection(ctx, owner, which, req.viewer?.account?.id, page),
+      );
     });
   }
 

@@ -16,7 +16,7 @@ import {
   unmuteAccount,
 } from "../../services/accounts/hiding.ts";
 import { userOf } from "../auth.ts";
-import { pageParams, setLinkHeader } from "../pagination.ts";
+import { answerAccountPage, pageParams, setLinkHeader } from "../pagination.ts";
 import { toBoolean, toId, toInteger, toStringParam, type ParamObject } from "../params.ts";
 
 type Action = (viewer: AccountRow, target: AccountRow, input: ParamObject) => Promise<void>;
@@ -51,17 +51,7 @@ export default async function blockRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/api/v1/blocks", { preHandler: auth("read:blocks") }, async (req, reply) => {
     const viewer = userOf(req);
     const page = pageParams(req.input, 40, 80);
-    const { rows, accounts } = await blockedAccounts(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, {
-      items: rows,
-      cursor: (r) => r.id,
-      limit: page.limit,
-      prevParam: "since_id",
-    });
-    return serializeAccounts(
-      ctx,
-      accounts.map((a) => a.account),
-    );
+    return answerAccountPage(ctx, req, reply, page, await blockedAccounts(ctx, viewer.account, page));
   });
 
   app.get("/api/v1/mutes", { preHandler: auth("read:mutes") }, async (req, reply) => {

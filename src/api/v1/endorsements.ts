@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
-import { serializeAccounts } from "../../entities/account.ts";
 import { serializeRelationship } from "../../entities/relationship.ts";
 import {
   endorseAccount,
@@ -10,7 +9,7 @@ import {
 } from "../../services/accounts/endorsements.ts";
 import { targetAccount } from "../../services/accounts/follow.ts";
 import { userOf } from "../auth.ts";
-import { pageParams, setLinkHeader } from "../pagination.ts";
+import { answerAccountPage, pageParams } from "../pagination.ts";
 import { toId, toStringParam } from "../params.ts";
 
 /** Endorsed (featured) accounts and private notes. */
@@ -45,14 +44,7 @@ export default async function endorsementRoutes(app: FastifyInstance, ctx: Ctx) 
     async (req, reply) => {
       const viewer = userOf(req);
       const page = pageParams(req.input, 40, 80);
-      const { rows, accounts } = await endorsedAccounts(ctx, viewer.account, page);
-      setLinkHeader(ctx.config, req, reply, {
-        items: rows,
-        cursor: (r) => r.id,
-        limit: page.limit,
-        prevParam: "since_id",
-      });
-      return serializeAccounts(ctx, accounts);
+      return answerAccountPage(ctx, req, reply, page, await endorsedAccounts(ctx, viewer.account, page));
     },
   );
 
@@ -62,14 +54,7 @@ export default async function endorsementRoutes(app: FastifyInstance, ctx: Ctx) 
     async (req, reply) => {
       const owner = await targetAccount(ctx, toId(req.input.id));
       const page = pageParams(req.input, 40, 80);
-      const { rows, accounts } = await endorsedAccounts(ctx, owner, page);
-      setLinkHeader(ctx.config, req, reply, {
-        items: rows,
-        cursor: (r) => r.id,
-        limit: page.limit,
-        prevParam: "since_id",
-      });
-      return serializeAccounts(ctx, accounts);
+      return answerAccountPage(ctx, req, reply, page, await endorsedAccounts(ctx, owner, page));
     },
   );
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { serializeAccounts } from "../../entities/account.ts";
 import { serializeRelationship, serializeRelationships } from "../../entities/relationship.ts";
 import {
   authorizeFollowRequest,
@@ -15,7 +14,7 @@ import {
 } from "../../services/accounts/follow.ts";
 import { findVisibleAccounts } from "../../services/accounts/lookup.ts";
 import { userOf } from "../auth.ts";
-import { pageParams, setLinkHeader } from "../pagination.ts";
+import { answerAccountPage, pageParams } from "../pagination.ts";
 import { toBoolean, toId, toStringArray, type ParamObject } from "../params.ts";
 
 /** `reblogs`, `notify`, `languages[]` of a follow: absent ones keep an existing follow's settings. */
@@ -70,14 +69,7 @@ export default async function followRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/api/v1/follow_requests", { preHandler: readFollows }, async (req, reply) => {
     const viewer = userOf(req);
     const page = pageParams(req.input, 40, 80);
-    const { rows, accounts } = await followRequestsFor(ctx, viewer.account, page);
-    setLinkHeader(ctx.config, req, reply, {
-      items: rows,
-      cursor: (r) => r.id,
-      limit: page.limit,
-      prevParam: "since_id",
-    });
-    return serializeAccounts(ctx, accounts);
+    return answerAccountPage(ctx, req, reply, page, await followRequestsFor(ctx, viewer.account, page));
   });
 
   for (const [name, decide] of [

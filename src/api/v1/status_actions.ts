@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
-import { serializeAccounts } from "../../entities/account.ts";
 import { serializeStatus } from "../../entities/status.ts";
 import { findVisibleStatus, reloadStatus } from "../../services/statuses/find.ts";
 import { favouritedBy, rebloggedBy } from "../../services/statuses/interacting_accounts.ts";
@@ -20,7 +19,7 @@ import {
 } from "../../services/statuses/interactions.ts";
 import type { UserViewer } from "../../services/auth/viewer.ts";
 import { userOf } from "../auth.ts";
-import { pageParams, setLinkHeader } from "../pagination.ts";
+import { answerAccountPage, pageParams } from "../pagination.ts";
 import { toId, toStringParam } from "../params.ts";
 
 type Action = (ctx: Ctx, viewer: UserViewer, status: StatusRow, req: FastifyRequest) => Promise<StatusRow | void>;
@@ -80,14 +79,7 @@ export default async function statusActionRoutes(app: FastifyInstance, ctx: Ctx)
       const viewer = req.viewer?.account ?? undefined;
       const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
       const page = pageParams(req.input, 40, 80);
-      const { rows, accounts } = await list(ctx, status.id, page, viewer?.id);
-      setLinkHeader(ctx.config, req, reply, {
-        items: rows,
-        cursor: (r) => r.cursor,
-        limit: page.limit,
-        prevParam: "since_id",
-      });
-      return serializeAccounts(ctx, accounts);
+      return answerAccountPage(ctx, req, reply, page, await list(ctx, status.id, page, viewer?.id));
     });
   }
 }

@@ -23,6 +23,29 @@ export async function accountsByIds(
   return query.execute();
 }
 
+/** The accounts behind a page of rows, by ID, without suspended or missing ones. */
+export async function activeAccountMap(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, AccountRow>> {
+  const found = await accountsByIds(db, ids, { activeOnly: true });
+  return new Map(found.map((a) => [a.id, a]));
+}
+
+/** A page of join rows and their accounts (in the rows' order; suspended or missing ones left out). */
+export interface AccountPage {
+  /** The rows behind the page (follows, blocks, favourites…): their IDs are the Link header's cursors. */
+  rows: Array<{ id: string }>;
+  accounts: AccountRow[];
+}
+
+/** The accounts named by `accountOf` of each row, in the rows' order. */
+export async function accountPageOf<R extends { id: string }>(
+  db: Kysely<Database>,
+  rows: R[],
+  accountOf: (row: R) => string,
+): Promise<AccountPage> {
+  const byId = await activeAccountMap(db, rows.map(accountOf));
+  return { rows, accounts: rows.map((r) => byId.get(accountOf(r))).filter((a) => a !== undefined) };
+}
+
 /**
  * Serializes the account's limited actions (pins, scheduled posts) inside a transaction: a check
  * of a limit and the insert it guards then act as one. PostgreSQL locks the account's row until the

@@ -62,7 +62,6 @@ export async function relationshipFacts(
       notes: new Map(),
     };
   }
-  const now = new Date().toISOString();
   const settings = ["target_account_id", "show_reblogs", "notify", "languages"] as const;
   const [following, requested, followedBy, requestedBy, blocking, blockedBy, muting, domainBlocking, endorsed, notes] =
     await Promise.all([
@@ -90,32 +89,10 @@ export async function relationshipFacts(
         .where("target_account_id", "=", viewerId)
         .where("account_id", "in", ids)
         .execute(),
-      db
-        .selectFrom("blocks")
-        .select("target_account_id as id")
-        .where("account_id", "=", viewerId)
-        .where("target_account_id", "in", ids)
-        .execute(),
-      db
-        .selectFrom("blocks")
-        .select("account_id as id")
-        .where("target_account_id", "=", viewerId)
-        .where("account_id", "in", ids)
-        .execute(),
-      db
-        .selectFrom("mutes")
-        .select(["target_account_id as id", "hide_notifications"])
-        .where("account_id", "=", viewerId)
-        .where("target_account_id", "in", ids)
-        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
-        .execute(),
-      db
-        .selectFrom("accounts")
-        .innerJoin("account_domain_blocks", "account_domain_blocks.domain", "accounts.domain")
-        .select("accounts.id")
-        .where("account_domain_blocks.account_id", "=", viewerId)
-        .where("accounts.id", "in", ids)
-        .execute(),
+      blockedByViewer(db, viewerId, ids),
+      blockingViewer(db, viewerId, ids),
+      mutedByViewer(db, viewerId, ids),
+      domainBlockedByViewer(db, viewerId, ids),
       db
         .selectFrom("account_pins")
         .select("target_account_id as id")
@@ -135,10 +112,10 @@ export async function relationshipFacts(
     requested: new Map(requested.map(settingsOf)),
     followedBy: ids_(followedBy),
     requestedBy: ids_(requestedBy),
-    blocking: ids_(blocking),
-    blockedBy: ids_(blockedBy),
-    muting: new Map(muting.map((r) => [r.id, r.hide_notifications])),
-    domainBlocking: ids_(domainBlocking),
+    blocking,
+    blockedBy,
+    muting,
+    domainBlocking,
     endorsed: ids_(endorsed),
     notes: new Map(notes.map((r) => [r.id, r.comment])),
   };
@@ -152,4 +129,70 @@ export async function pendingRequestCount(db: Kysely<Database>, ownerId: string)
     .where("target_account_id", "=", ownerId)
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+// ---- One query per kind of relation between a viewer and a set of accounts (shared with
+// services/accounts/exclusions.ts, which decides from the same facts whom a viewer does not see).
+
+/** The accounts among `ids` that the viewer blocks. */
+export async function blockedByViewer(
+  db: Kysely<Database>,
+  viewerId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom("blocks")
+    .select("target_account_id as id")
+    .where("account_id", "=", viewerId)
+    .where("target_account_id", "in", ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The accounts among `ids` that block the viewer. */
+export async function blockingViewer(
+  db: Kysely<Database>,
+  viewerId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom("blocks")
+    .select("account_id as id")
+    .where("target_account_id", "=", viewerId)
+    .where("account_id", "in", ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The accounts among `ids` the viewer mutes (mutes not yet expired) → whether notifications are muted too. */
+export async function mutedByViewer(
+  db: Kysely<Database>,
+  viewerId: string,
+  ids: readonly string[],
+): Promise<Map<string, boolean>> {
+  const now = new Date().toISOString();
+  const rows = await db
+    .selectFrom("mutes")
+    .select(["target_account_id as id", "hide_notifications"])
+    .where("account_id", "=", viewerId)
+    .where("target_account_id", "in", ids)
+    .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.hide_notifications]));
+}
+
+/** The accounts among `ids` on a domain the viewer blocks. */
+export async function domainBlockedByViewer(
+  db: Kysely<Database>,
+  viewerId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom("accounts")
+    .innerJoin("account_domain_blocks", "account_domain_blocks.domain", "accounts.domain")
+    .select("accounts.id")
+    .where("account_domain_blocks.account_id", "=", viewerId)
+    .where("accounts.id", "in", ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
 }

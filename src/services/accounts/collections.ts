@@ -5,16 +5,9 @@
  */
 import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import { accountsByIds } from "../../db/queries/accounts.ts";
+import { accountPageOf, accountsByIds, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { hiddenAccounts } from "./exclusions.ts";
-
-export interface AccountsPage {
-  /** The page of follow rows: the Link header's cursors. */
-  rows: Array<{ id: string }>;
-  /** Their accounts, in the same order, without suspended ones. */
-  accounts: AccountRow[];
-}
 
 async function collectionHidden(ctx: Ctx, owner: AccountRow, viewerId: string | undefined): Promise<boolean> {
   if (viewerId === owner.id) return false;
@@ -29,44 +22,27 @@ async function collectionHidden(ctx: Ctx, owner: AccountRow, viewerId: string | 
   return blocked !== undefined;
 }
 
-async function pageOf(ctx: Ctx, rows: Array<{ id: string; other: string }>): Promise<AccountsPage> {
-  const found = await accountsByIds(
-    ctx.db.kysely,
-    rows.map((r) => r.other),
-    { activeOnly: true },
-  );
-  const byId = new Map(found.map((a) => [a.id, a]));
-  return { rows, accounts: rows.map((r) => byId.get(r.other)).filter((a) => a !== undefined) };
-}
-
-/** The accounts following `owner`, newest follow first. */
-export async function followersOf(
+/**
+ * A page of an account's followers (newest follow first) or of the accounts it follows; empty when
+ * the owner hides them from this viewer.
+ */
+export async function followCollection(
   ctx: Ctx,
   owner: AccountRow,
+  which: "followers" | "following",
   viewerId: string | undefined,
   page: PageParams,
-): Promise<AccountsPage> {
+): Promise<AccountPage> {
   if (await collectionHidden(ctx, owner, viewerId)) return { rows: [], accounts: [] };
+  const [ownerColumn, otherColumn] =
+    which === "followers"
+      ? (["target_account_id", "account_id"] as const)
+      : (["account_id", "target_account_id"] as const);
   const query = ctx.db.kysely
     .selectFrom("follows")
-    .select(["id", "account_id as other"])
-    .where("target_account_id", "=", owner.id);
-  return pageOf(ctx, await fetchPage(query, "id", page));
-}
-
-/** The accounts `owner` follows, newest follow first. */
-export async function followingOf(
-  ctx: Ctx,
-  owner: AccountRow,
-  viewerId: string | undefined,
-  page: PageParams,
-): Promise<AccountsPage> {
-  if (await collectionHidden(ctx, owner, viewerId)) return { rows: [], accounts: [] };
-  const query = ctx.db.kysely
-    .selectFrom("follows")
-    .select(["id", "target_account_id as other"])
-    .where("account_id", "=", owner.id);
-  return pageOf(ctx, await fetchPage(query, "id", page));
+    .select(["id", `${otherColumn} as other`])
+    .where(ownerColumn, "=", owner.id);
+  return accountPageOf(ctx.db.kysely, await fetchPage(query, "id", page), (r) => r.other);
 }
 
 /**

@@ -4,7 +4,7 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import { accountsByIds } from "../../db/queries/accounts.ts";
+import { accountPageOf, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 
@@ -36,23 +36,12 @@ export async function unendorseAccount(ctx: Ctx, viewer: AccountRow, target: Acc
 }
 
 /** A page of the accounts `owner` features, newest first, paged by the endorsement rows' IDs. */
-export async function endorsedAccounts(
-  ctx: Ctx,
-  owner: AccountRow,
-  page: PageParams,
-): Promise<{ rows: Array<{ id: string }>; accounts: AccountRow[] }> {
+export async function endorsedAccounts(ctx: Ctx, owner: AccountRow, page: PageParams): Promise<AccountPage> {
   const query = ctx.db.kysely
     .selectFrom("account_pins")
     .select(["id", "target_account_id"])
     .where("account_id", "=", owner.id);
-  const rows = await fetchPage(query, "id", page);
-  const found = await accountsByIds(
-    ctx.db.kysely,
-    rows.map((r) => r.target_account_id),
-    { activeOnly: true },
-  );
-  const byId = new Map(found.map((a) => [a.id, a]));
-  return { rows, accounts: rows.map((r) => byId.get(r.target_account_id)).filter((a) => a !== undefined) };
+  return accountPageOf(ctx.db.kysely, await fetchPage(query, "id", page), (r) => r.target_account_id);
 }
 
 /** Sets the user's private note about `target`; an empty comment removes it. */

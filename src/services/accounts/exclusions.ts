@@ -9,6 +9,12 @@
  * an anti-join that hashes the whole table), and a batch check for a known set of authors.
  */
 import { sql, type Kysely, type RawBuilder, type SqlBool } from "kysely";
+import {
+  blockedByViewer,
+  blockingViewer,
+  domainBlockedByViewer,
+  mutedByViewer,
+} from "../../db/queries/relationships.ts";
 import type { Database } from "../../db/schema.ts";
 
 /** The SQL time "now" written as the engines store timestamps (ISO 8601 text or timestamptz). */
@@ -47,36 +53,11 @@ export async function hiddenAccounts(
 ): Promise<Set<string>> {
   const ids = [...new Set(authorIds)].filter((id) => id !== viewerId);
   if (ids.length === 0) return new Set();
-  const at = now();
   const [blocking, blockedBy, muting, domains] = await Promise.all([
-    db
-      .selectFrom("blocks")
-      .select("target_account_id as id")
-      .where("account_id", "=", viewerId)
-      .where("target_account_id", "in", ids)
-      .execute(),
-    db
-      .selectFrom("blocks")
-      .select("account_id as id")
-      .where("target_account_id", "=", viewerId)
-      .where("account_id", "in", ids)
-      .execute(),
-    options.mutes === false
-      ? []
-      : db
-          .selectFrom("mutes")
-          .select("target_account_id as id")
-          .where("account_id", "=", viewerId)
-          .where("target_account_id", "in", ids)
-          .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", at)]))
-          .execute(),
-    db
-      .selectFrom("accounts")
-      .innerJoin("account_domain_blocks", "account_domain_blocks.domain", "accounts.domain")
-      .select("accounts.id")
-      .where("account_domain_blocks.account_id", "=", viewerId)
-      .where("accounts.id", "in", ids)
-      .execute(),
+    blockedByViewer(db, viewerId, ids),
+    blockingViewer(db, viewerId, ids),
+    options.mutes === false ? new Map<string, boolean>() : mutedByViewer(db, viewerId, ids),
+    domainBlockedByViewer(db, viewerId, ids),
   ]);
-  return new Set([...blocking, ...blockedBy, ...muting, ...domains].map((r) => r.id));
+  return new Set([...blocking, ...blockedBy, ...muting.keys(), ...domains]);
 }

@@ -9,7 +9,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import { accountsByIds } from "../../db/queries/accounts.ts";
+import { accountPageOf, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow, Database, FollowRequestRow } from "../../db/schema.ts";
 import { Forbidden, NotFound } from "../../errors.ts";
 import { findVisibleAccount } from "./lookup.ts";
@@ -53,6 +53,21 @@ function encodeLanguages(languages: string[] | null | undefined): string | null 
   return codes.length ? JSON.stringify(codes) : null;
 }
 
+/** A new follow or follow request: the options given, the defaults for the others. */
+function newFollowRow(followerId: string, followedId: string, options: FollowOptions, now: string) {
+  return {
+    id: newId(),
+    account_id: followerId,
+    target_account_id: followedId,
+    show_reblogs: options.reblogs ?? true,
+    notify: options.notify ?? false,
+    languages: encodeLanguages(options.languages) ?? null,
+    uri: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** The settings an update writes: only the options given. */
 function changedSettings(options: FollowOptions) {
   const languages = encodeLanguages(options.languages);
@@ -94,17 +109,7 @@ async function insertFollow(
 ): Promise<boolean> {
   const inserted = await tx
     .insertInto("follows")
-    .values({
-      id: newId(),
-      account_id: followerId,
-      target_account_id: followedId,
-      show_reblogs: options.reblogs ?? true,
-      notify: options.notify ?? false,
-      languages: encodeLanguages(options.languages) ?? null,
-      uri: null,
-      created_at: now,
-      updated_at: now,
-    })
+    .values(newFollowRow(followerId, followedId, options, now))
     .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
@@ -150,17 +155,7 @@ export async function followAccount(
     }
     const inserted = await tx
       .insertInto("follow_requests")
-      .values({
-        id: newId(),
-        account_id: follower.id,
-        target_account_id: target.id,
-        show_reblogs: options.reblogs ?? true,
-        notify: options.notify ?? false,
-        languages: encodeLanguages(options.languages) ?? null,
-        uri: null,
-        created_at: now,
-        updated_at: now,
-      })
+      .values(newFollowRow(follower.id, target.id, options, now))
       .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
       .executeTakeFirst();
     const changes = changedSettings(options);
@@ -253,21 +248,10 @@ export async function rejectFollowRequest(ctx: Ctx, owner: AccountRow, requester
 }
 
 /** A page of the requests waiting for `owner`, newest first, paged by the request rows' IDs. */
-export async function followRequestsFor(
-  ctx: Ctx,
-  owner: AccountRow,
-  page: PageParams,
-): Promise<{ rows: Array<{ id: string; account_id: string }>; accounts: AccountRow[] }> {
+export async function followRequestsFor(ctx: Ctx, owner: AccountRow, page: PageParams): Promise<AccountPage> {
   const query = ctx.db.kysely
     .selectFrom("follow_requests")
     .select(["id", "account_id"])
     .where("target_account_id", "=", owner.id);
-  const rows = await fetchPage(query, "id", page);
-  const found = await accountsByIds(
-    ctx.db.kysely,
-    rows.map((r) => r.account_id),
-    { activeOnly: true },
-  );
-  const byId = new Map(found.map((a) => [a.id, a]));
-  return { rows, accounts: rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined) };
+  return accountPageOf(ctx.db.kysely, await fetchPage(query, "id", page), (r) => r.account_id);
 }

@@ -7,7 +7,7 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import { accountsByIds } from "../../db/queries/accounts.ts";
+import { accountPageOf, activeAccountMap, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { Forbidden, ValidationFailed } from "../../errors.ts";
 import { removeFollow } from "./follow.ts";
@@ -114,43 +114,37 @@ export async function removeExpiredMutes(ctx: Ctx, now = new Date()): Promise<nu
   return Number(result.numDeletedRows);
 }
 
-export interface HiddenAccountsPage {
-  /** The page of block or mute rows (the Link header's cursors). */
-  rows: Array<{ id: string; target_account_id: string; expires_at?: string | null }>;
-  /** Their accounts, suspended ones left out, in the same order. */
+/** A page of muted accounts: each with the time its mute ends (null: never). */
+export interface MutedPage {
+  rows: Array<{ id: string }>;
   accounts: Array<{ account: AccountRow; expiresAt: string | null }>;
 }
 
-async function pageOf(ctx: Ctx, rows: HiddenAccountsPage["rows"]): Promise<HiddenAccountsPage> {
-  const found = await accountsByIds(
-    ctx.db.kysely,
-    rows.map((r) => r.target_account_id),
-    { activeOnly: true },
-  );
-  const byId = new Map(found.map((a) => [a.id, a]));
-  const accounts = rows.flatMap((r) => {
-    const account = byId.get(r.target_account_id);
-    return account ? [{ account, expiresAt: r.expires_at ?? null }] : [];
-  });
-  return { rows, accounts };
-}
-
-export async function blockedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<HiddenAccountsPage> {
+export async function blockedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<AccountPage> {
   const query = ctx.db.kysely
     .selectFrom("blocks")
     .select(["id", "target_account_id"])
     .where("account_id", "=", viewer.id);
-  return pageOf(ctx, await fetchPage(query, "id", page));
+  return accountPageOf(ctx.db.kysely, await fetchPage(query, "id", page), (r) => r.target_account_id);
 }
 
-export async function mutedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<HiddenAccountsPage> {
+export async function mutedAccounts(ctx: Ctx, viewer: AccountRow, page: PageParams): Promise<MutedPage> {
   const now = new Date().toISOString();
   const query = ctx.db.kysely
     .selectFrom("mutes")
     .select(["id", "target_account_id", "expires_at"])
     .where("account_id", "=", viewer.id)
     .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]));
-  return pageOf(ctx, await fetchPage(query, "id", page));
+  const rows = await fetchPage(query, "id", page);
+  const byId = await activeAccountMap(
+    ctx.db.kysely,
+    rows.map((r) => r.target_account_id),
+  );
+  const accounts = rows.flatMap((r) => {
+    const account = byId.get(r.target_account_id);
+    return account ? [{ account, expiresAt: r.expires_at }] : [];
+  });
+  return { rows, accounts };
 }
 
 const DOMAIN = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;

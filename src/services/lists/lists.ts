@@ -6,7 +6,7 @@
 import type { Ctx } from "../../context.ts";
 import { isIdLike, newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import { accountsByIds } from "../../db/queries/accounts.ts";
+import { accountPageOf, accountsByIds, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow, ListRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
 
@@ -100,20 +100,10 @@ export async function deleteList(ctx: Ctx, list: ListRow): Promise<void> {
 }
 
 /** A page of a list's members (all of them for "all"), paged by the membership rows' IDs. */
-export async function listMembers(
-  ctx: Ctx,
-  list: ListRow,
-  page: PageParams | "all",
-): Promise<{ rows: Array<{ id: string }>; accounts: AccountRow[] }> {
+export async function listMembers(ctx: Ctx, list: ListRow, page: PageParams | "all"): Promise<AccountPage> {
   const query = ctx.db.kysely.selectFrom("list_accounts").select(["id", "account_id"]).where("list_id", "=", list.id);
   const rows = page === "all" ? await query.orderBy("id", "desc").execute() : await fetchPage(query, "id", page);
-  const found = await accountsByIds(
-    ctx.db.kysely,
-    rows.map((r) => r.account_id),
-    { activeOnly: true },
-  );
-  const byId = new Map(found.map((a) => [a.id, a]));
-  return { rows, accounts: rows.map((r) => byId.get(r.account_id)).filter((a) => a !== undefined) };
+  return accountPageOf(ctx.db.kysely, rows, (r) => r.account_id);
 }
 
 /** Adds accounts to a list, all or none: each must exist (404) and be followed or requested (422). */

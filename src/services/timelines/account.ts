@@ -7,6 +7,7 @@
  */
 import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
+import { hasMedia } from "./conditions.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { filterVisible } from "../statuses/find.ts";
 import type { Visibility } from "../statuses/validate.ts";
@@ -102,16 +103,7 @@ export async function accountStatusesQuery(
     );
   }
   if (options.onlyMedia) {
-    query = query.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("media_attachments")
-          .select("media_attachments.id")
-          .whereRef("media_attachments.status_id", "=", "statuses.id")
-          .limit(1)
-          .offset(0),
-      ),
-    );
+    query = query.where(hasMedia());
   }
   if (options.excludeReplies) {
     query = query.where((eb) =>

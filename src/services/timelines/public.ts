@@ -1,6 +1,7 @@
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
+import { hasMedia } from "./conditions.ts";
 import { notHiddenFrom } from "../accounts/exclusions.ts";
 
 export interface PublicTimelineOptions {
@@ -57,16 +58,7 @@ export async function publicTimeline(
   if (options.local && !options.remote) query = query.where("statuses.local", "=", true);
   if (options.remote && !options.local) query = query.where("statuses.local", "=", false);
   if (options.onlyMedia) {
-    query = query.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("media_attachments")
-          .select("media_attachments.id")
-          .whereRef("media_attachments.status_id", "=", "statuses.id")
-          .limit(1)
-          .offset(0),
-      ),
-    );
+    query = query.where(hasMedia());
   }
   if (viewerAccountId) query = query.where(notHiddenFrom(viewerAccountId, "statuses.account_id"));
   return fetchPage(query, "statuses.id", page);

@@ -16,6 +16,7 @@ import { endorsedAccounts } from "../../src/services/accounts/endorsements.ts";
 import { followRequestsFor } from "../../src/services/accounts/follow.ts";
 import { blockedAccounts, blockedDomains, mutedAccounts } from "../../src/services/accounts/hiding.ts";
 import { listMembers } from "../../src/services/lists/lists.ts";
+import { followedTags } from "../../src/services/tags/tags.ts";
 import { favouritedBy, rebloggedBy } from "../../src/services/statuses/interacting_accounts.ts";
 import { savedStatuses } from "../../src/services/statuses/saved.ts";
 import { listScheduledStatuses } from "../../src/services/statuses/schedule.ts";
@@ -41,6 +42,7 @@ const LARGE = new Set([
   "list_accounts",
   "scheduled_statuses",
   "statuses_tags",
+  "tag_follows",
   "account_pins",
   "account_domain_blocks",
 ]);
@@ -48,6 +50,8 @@ const LARGE = new Set([
 async function insertChunked(
   ctx: Ctx,
   table:
+    | "tags"
+    | "tag_follows"
     | "accounts"
     | "statuses"
     | "mentions"
@@ -215,6 +219,17 @@ async function seed(ctx: Ctx): Promise<{ accounts: AccountRow[]; statusIds: stri
       created_at: stamp,
       updated_at: stamp,
     })),
+  );
+  const tagIds = range(n, () => newId());
+  await insertChunked(
+    ctx,
+    "tags",
+    range(n, (i) => ({ id: tagIds[i], name: `tag${i}`, created_at: stamp, updated_at: stamp })),
+  );
+  await insertChunked(
+    ctx,
+    "tag_follows",
+    range(n, (i) => ({ id: newId(), account_id: i % 2 ? busy : others[i].id, tag_id: tagIds[i], created_at: stamp })),
   );
   const listId = newId();
   await insertChunked(ctx, "lists", [
@@ -387,6 +402,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     ["mutes", () => mutedAccounts(server.ctx, busy(), PAGE)],
     ["domain blocks", () => blockedDomains(server.ctx, busy(), PAGE)],
     ["endorsements", () => endorsedAccounts(server.ctx, busy(), PAGE)],
+    ["followed tags", () => followedTags(server.ctx, busy(), PAGE)],
     [
       "list members",
       async () =>

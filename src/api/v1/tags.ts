@@ -1,10 +1,22 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeTag, serializeTags } from "../../entities/tag.ts";
-import { findTag, followedTags, followTag, tagNameOf, unfollowTag } from "../../services/tags/tags.ts";
+import { serializeFeaturedTag } from "../../entities/featured_tag.ts";
+import { targetAccount } from "../../services/accounts/follow.ts";
+import {
+  featuredTags,
+  featuredTagSuggestions,
+  featureTag,
+  findTag,
+  followedTags,
+  followTag,
+  tagNameOf,
+  unfeatureTag,
+  unfollowTag,
+} from "../../services/tags/tags.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
-import { toStringParam } from "../params.ts";
+import { toId, toStringParam } from "../params.ts";
 
 /** Hashtags: a tag's page, following and unfollowing it, the tags a user follows. */
 export default async function tagRoutes(app: FastifyInstance, ctx: Ctx) {
@@ -34,6 +46,42 @@ export default async function tagRoutes(app: FastifyInstance, ctx: Ctx) {
       viewer.account,
     );
   });
+
+  const readAccounts = app.auth({ scopes: ["read:accounts"], user: true });
+  const writeAccounts = app.auth({ scopes: ["write:accounts"], user: true });
+
+  app.get("/api/v1/featured_tags", { preHandler: readAccounts }, async (req) => {
+    const viewer = userOf(req);
+    return (await featuredTags(ctx, viewer.account)).map((f) => serializeFeaturedTag(ctx, viewer.account, f));
+  });
+
+  app.post("/api/v1/featured_tags", { preHandler: writeAccounts }, async (req) => {
+    const viewer = userOf(req);
+    return serializeFeaturedTag(
+      ctx,
+      viewer.account,
+      await featureTag(ctx, viewer.account, toStringParam(req.input.name)),
+    );
+  });
+
+  app.delete("/api/v1/featured_tags/:id", { preHandler: writeAccounts }, async (req) => {
+    await unfeatureTag(ctx, userOf(req).account, toId(req.input.id));
+    return {};
+  });
+
+  app.get("/api/v1/featured_tags/suggestions", { preHandler: readAccounts }, async (req) => {
+    const viewer = userOf(req);
+    return serializeTags(ctx, await featuredTagSuggestions(ctx, viewer.account), viewer.account);
+  });
+
+  app.get(
+    "/api/v1/accounts/:id/featured_tags",
+    { preHandler: app.auth({ optional: true, scopes: ["read:accounts"] }) },
+    async (req) => {
+      const owner = await targetAccount(ctx, toId(req.input.id));
+      return (await featuredTags(ctx, owner)).map((f) => serializeFeaturedTag(ctx, owner, f));
+    },
+  );
 
   app.get(
     "/api/v1/followed_tags",

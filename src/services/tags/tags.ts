@@ -4,10 +4,11 @@
  * case-insensitively; a tag is created when first followed, as Mastodon does.
  */
 import type { Ctx } from "../../context.ts";
-import { idFloorForTime, newId } from "../../db/ids.ts";
+import { idFloorForTime, isIdLike, newId } from "../../db/ids.ts";
+import { lockAccountRow } from "../../db/queries/accounts.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { AccountRow, TagRow } from "../../db/schema.ts";
-import { NotFound } from "../../errors.ts";
+import { NotFound, ValidationFailed } from "../../errors.ts";
 import { upsertTags } from "../statuses/tags.ts";
 
 /** A hashtag name as statuses write it: letters, marks, digits and `_`, not only digits. */
@@ -151,4 +152,132 @@ export async function followedTags(
     : [];
   const byId = new Map(tags.map((t) => [t.id, t]));
   return { rows, tags: rows.map((r) => byId.get(r.tag_id)).filter((t) => t !== undefined) };
+}
+
+// ---- Featured tags: hashtags an account shows on its profile, with its use of each. ----
+
+/** Mastodon's limit of featured hashtags per account. */
+export const FEATURED_TAGS_LIMIT = 10;
+
+export interface FeaturedTagFacts {
+  id: string;
+  tag: TagRow;
+  /** The account's public and unlisted posts with the tag. */
+  statusesCount: number;
+  lastStatusAt: string | null;
+}
+
+/** The account's featured tags, oldest first, with its use of each (one query for all). */
+export async function featuredTags(ctx: Ctx, account: AccountRow): Promise<FeaturedTagFacts[]> {
+  const rows = await ctx.db.kysely
+    .selectFrom("featured_tags")
+    .innerJoin("tags", "tags.id", "featured_tags.tag_id")
+    .selectAll("tags")
+    .select(["featured_tags.id as featured_id"])
+    .where("featured_tags.account_id", "=", account.id)
+    .orderBy("featured_tags.id")
+    .execute();
+  if (rows.length === 0) return [];
+  const uses = await ctx.db.kysely
+    .selectFrom("statuses_tags")
+    .innerJoin("statuses", "statuses.id", "statuses_tags.status_id")
+    .select(["statuses_tags.tag_id"])
+    .select((eb) => [eb.fn.countAll<number>().as("n"), eb.fn.max("statuses.created_at").as("last")])
+    .where(
+      "statuses_tags.tag_id",
+      "in",
+      rows.map((r) => r.id),
+    )
+    .where("statuses.account_id", "=", account.id)
+    .where("statuses.visibility", "in", ["public", "unlisted"])
+    .where("statuses.deleted_at", "is", null)
+    .groupBy("statuses_tags.tag_id")
+    .execute();
+  const byTag = new Map(uses.map((u) => [u.tag_id, u]));
+  return rows.map(({ featured_id, ...tag }) => ({
+    id: featured_id,
+    tag,
+    statusesCount: Number(byTag.get(tag.id)?.n ?? 0),
+    lastStatusAt: (byTag.get(tag.id)?.last as string | null | undefined) ?? null,
+  }));
+}
+
+/** Features a hashtag on the account's profile (at most ten; each once). */
+export async function featureTag(
+  ctx: Ctx,
+  account: AccountRow,
+  rawName: string | undefined,
+): Promise<FeaturedTagFacts> {
+  const name = (rawName ?? "").trim().replace(/^[#＃]/, "");
+  if (name === "") throw new ValidationFailed("Name can't be blank");
+  if (!isTagName(name)) throw new ValidationFailed("Name is invalid");
+  const [tag] = await upsertTags(ctx.db.kysely, [name]);
+  const id = newId();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await lockAccountRow(tx, ctx.db.engine, account.id);
+    const existing = await tx
+      .selectFrom("featured_tags")
+      .select(["tag_id"])
+      .where("account_id", "=", account.id)
+      .execute();
+    if (existing.some((f) => f.tag_id === tag.id)) throw new ValidationFailed("Tag has already been taken");
+    if (existing.length >= FEATURED_TAGS_LIMIT)
+      throw new ValidationFailed("You have already featured the maximum number of hashtags");
+    await tx
+      .insertInto("featured_tags")
+      .values({ id, account_id: account.id, tag_id: tag.id, created_at: new Date().toISOString() })
+      .execute();
+  });
+  const featured = (await featuredTags(ctx, account)).find((f) => f.id === id);
+  if (!featured) throw new NotFound();
+  return featured;
+}
+
+/** Stops featuring a hashtag; someone else's or an unknown one is 404. */
+export async function unfeatureTag(ctx: Ctx, account: AccountRow, id: string | undefined): Promise<void> {
+  const removed =
+    id && isIdLike(id)
+      ? await ctx.db.kysely
+          .deleteFrom("featured_tags")
+          .where("id", "=", id)
+          .where("account_id", "=", account.id)
+          .executeTakeFirst()
+      : undefined;
+  if (!removed || Number(removed.numDeletedRows) === 0) throw new NotFound();
+}
+
+/** The hashtags the account used most in its last 500 posts and does not feature yet (at most ten). */
+export async function featuredTagSuggestions(ctx: Ctx, account: AccountRow): Promise<TagRow[]> {
+  const recent = ctx.db.kysely
+    .selectFrom("statuses")
+    .select("statuses.id")
+    .where("statuses.account_id", "=", account.id)
+    .where("statuses.deleted_at", "is", null)
+    .orderBy("statuses.id", "desc")
+    .limit(500);
+  const used = await ctx.db.kysely
+    .selectFrom("statuses_tags")
+    .select(["statuses_tags.tag_id"])
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("statuses_tags.status_id", "in", recent)
+    .where(
+      "statuses_tags.tag_id",
+      "not in",
+      ctx.db.kysely.selectFrom("featured_tags").select("tag_id").where("account_id", "=", account.id),
+    )
+    .groupBy("statuses_tags.tag_id")
+    .execute();
+  const top = used.sort((a, b) => Number(b.n) - Number(a.n)).slice(0, FEATURED_TAGS_LIMIT);
+  if (top.length === 0) return [];
+  const tags = await ctx.db.kysely
+    .selectFrom("tags")
+    .selectAll()
+    .where(
+      "id",
+      "in",
+      top.map((t) => t.tag_id),
+    )
+    .execute();
+  const byId = new Map(tags.map((t) => [t.id, t]));
+  return top.map((t) => byId.get(t.tag_id)).filter((t) => t !== undefined);
 }

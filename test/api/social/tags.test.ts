@@ -111,3 +111,81 @@ describe("hashtags", () => {
     send: (s, token) => get(s.app, "/api/v1/followed_tags", token),
   });
 });
+
+describe("featured hashtags", () => {
+  let server: TestServer;
+  let owner: TestUser;
+  before(async () => {
+    server = await createTestServer();
+    owner = await createUser(server.ctx, "featurer");
+    await postStatus(server, owner, { status: "one #Cats" });
+    await postStatus(server, owner, { status: "two #cats #dogs" });
+    await postStatus(server, owner, { status: "hidden #cats", visibility: "private" });
+  });
+  after(() => server.close());
+
+  interface FeaturedTag {
+    id: string;
+    name: string;
+    url: string;
+    statuses_count: number;
+    last_status_at: string | null;
+  }
+  const feature = (name: unknown) =>
+    request(server.app, "POST", "/api/v1/featured_tags", { token: owner.token, json: { name } });
+
+  test("feature a tag: the account's public use of it, listed for the owner and on the profile, then removed", async () => {
+    const res = await feature("#Cats");
+    assert.equal(res.statusCode, 200, res.body);
+    const featured = res.json() as FeaturedTag;
+    assert.equal(featured.name, "cats");
+    assert.equal(featured.url, "https://rookery.test/@featurer/tagged/cats");
+    assert.equal(featured.statuses_count, 2);
+    assert.ok(featured.last_status_at);
+    assert.deepEqual((await get(server.app, "/api/v1/featured_tags", owner.token)).json(), [featured]);
+    assert.deepEqual((await get(server.app, `/api/v1/accounts/${owner.account.id}/featured_tags`)).json(), [featured]);
+    const suggestions = (await get(server.app, "/api/v1/featured_tags/suggestions", owner.token)).json() as Tag[];
+    assert.deepEqual(
+      suggestions.map((t) => t.name),
+      ["dogs"],
+    );
+    const removed = await request(server.app, "DELETE", `/api/v1/featured_tags/${featured.id}`, { token: owner.token });
+    assert.deepEqual(removed.json(), {});
+    assert.deepEqual(
+      errorOf(await request(server.app, "DELETE", `/api/v1/featured_tags/${featured.id}`, { token: owner.token })),
+      [404, "Record not found"],
+    );
+  });
+
+  test("blank, invalid and repeated names are 422; at most ten", async () => {
+    assert.deepEqual(errorOf(await feature("")), [422, "Validation failed: Name can't be blank"]);
+    assert.deepEqual(errorOf(await feature("no spaces")), [422, "Validation failed: Name is invalid"]);
+    assert.equal((await feature("once")).statusCode, 200);
+    assert.deepEqual(errorOf(await feature("ONCE")), [422, "Validation failed: Tag has already been taken"]);
+    for (let i = 1; i < 10; i++) assert.equal((await feature(`extra${i}`)).statusCode, 200);
+    assert.deepEqual(errorOf(await feature("eleventh")), [
+      422,
+      "Validation failed: You have already featured the maximum number of hashtags",
+    ]);
+  });
+
+  test("someone else's featured tag cannot be removed", async () => {
+    const other = await createUser(server.ctx, "notowner");
+    const mine = ((await get(server.app, "/api/v1/featured_tags", owner.token)).json() as FeaturedTag[])[0];
+    const res = await request(server.app, "DELETE", `/api/v1/featured_tags/${mine.id}`, { token: other.token });
+    assert.deepEqual(errorOf(res), [404, "Record not found"]);
+  });
+
+  describeAuth("POST /api/v1/featured_tags", () => server, {
+    scope: "write:accounts",
+    send: (s, token) =>
+      request(s.app, "POST", "/api/v1/featured_tags", {
+        token,
+        json: { name: `scope${Date.now()}${Math.random().toString(36).slice(2, 6)}` },
+      }),
+  });
+  describeAuth("GET /api/v1/featured_tags", () => server, {
+    scope: "read:accounts",
+    send: (s, token) => get(s.app, "/api/v1/featured_tags", token),
+  });
+});

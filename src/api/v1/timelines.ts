@@ -5,9 +5,11 @@ import { loadSettings } from "../../services/instance/settings.ts";
 import { AuthenticationRequired, NotFound } from "../../errors.ts";
 import { findVisibleAccount } from "../../services/accounts/lookup.ts";
 import { accountStatuses } from "../../services/timelines/account.ts";
+import { tagTimeline } from "../../services/timelines/tag.ts";
+import { findTag, tagNameOf, tagsByNames } from "../../services/tags/tags.ts";
 import { publicTimeline } from "../../services/timelines/public.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
-import { toBoolean, toId, toStringParam } from "../params.ts";
+import { toBoolean, toId, toStringArray, toStringParam } from "../params.ts";
 
 export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
   const anyone = app.auth({ optional: true, scopes: ["read:statuses"] });
@@ -33,6 +35,45 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
     };
     const rows = await accountStatuses(ctx, owner, viewer?.id, options, page);
     const keep = ["pinned", "tagged", "only_media", "exclude_replies", "exclude_reblogs"];
+    setLinkHeader(ctx.config, req, reply, {
+      items: rows,
+      cursor: (r) => r.id,
+      limit: page.limit,
+      nextWhen: "non-empty",
+      keep,
+    });
+    return serializeStatuses(ctx, rows, viewer);
+  });
+
+  app.get("/api/v1/timelines/tag/:hashtag", { preHandler: previewAuth }, async (req, reply) => {
+    const viewer = req.viewer?.account ?? undefined;
+    const tag = await findTag(ctx, tagNameOf(toStringParam(req.input.hashtag)));
+    if (!tag) throw new NotFound();
+    const allNames = toStringArray(req.input.all);
+    const [anyTags, allTags, noneTags] = await Promise.all([
+      tagsByNames(ctx, toStringArray(req.input.any)),
+      tagsByNames(ctx, allNames),
+      tagsByNames(ctx, toStringArray(req.input.none)),
+    ]);
+    const page = pageParams(req.input, 20, 40);
+    // An `all` tag nobody ever used: no post can have it.
+    const rows =
+      allTags.length < new Set(allNames.map((n) => n.toLowerCase())).size
+        ? []
+        : await tagTimeline(
+            ctx,
+            viewer?.id,
+            {
+              anyOf: [tag, ...anyTags.filter((t) => t.id !== tag.id)],
+              allOf: allTags,
+              noneOf: noneTags,
+              local: toBoolean(req.input.local) === true,
+              remote: toBoolean(req.input.remote) === true,
+              onlyMedia: toBoolean(req.input.only_media) === true,
+            },
+            page,
+          );
+    const keep = ["local", "remote", "only_media", "any", "all", "none"];
     setLinkHeader(ctx.config, req, reply, {
       items: rows,
       cursor: (r) => r.id,

@@ -281,3 +281,25 @@ export async function featuredTagSuggestions(ctx: Ctx, account: AccountRow): Pro
   const byId = new Map(tags.map((t) => [t.id, t]));
   return top.map((t) => byId.get(t.tag_id)).filter((t) => t !== undefined);
 }
+
+/** The known tags among `names` (case-insensitive; names that cannot be tags are skipped), one query. */
+export async function tagsByNames(ctx: Ctx, names: readonly string[]): Promise<TagRow[]> {
+  const lower = [
+    ...new Set(
+      names
+        .map((n) =>
+          n
+            .trim()
+            .replace(/^[#＃]/, "")
+            .toLowerCase(),
+        )
+        .filter(isTagName),
+    ),
+  ];
+  if (lower.length === 0) return [];
+  return ctx.db.kysely
+    .selectFrom("tags")
+    .selectAll()
+    .where((eb) => eb(eb.fn("lower", ["name"]), "in", lower))
+    .execute();
+}

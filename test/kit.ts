@@ -65,6 +65,7 @@ import { MemoryRateLimitStore } from "../src/api/rate_limit.ts";
 import type { MailDomainChecker } from "../src/services/mail/domains.ts";
 import { FileSystemStorage } from "../src/media/storage.ts";
 import { registerJobHandlers } from "../src/jobs/handlers.ts";
+import { mergeIntoHome, removeFromHome } from "../src/services/timelines/feeds.ts";
 import { createLocalUser } from "../src/services/accounts/create.ts";
 import { findRoleByName } from "../src/services/accounts/roles.ts";
 import { insertApplication } from "../src/services/auth/applications.ts";
@@ -420,6 +421,8 @@ export async function follow(
       .executeTakeFirst();
     if (!inserted) return;
     await moveFollowCounters(tx, from, to, 1);
+    // As the follow service does: the account's recent posts join the follower's home feed.
+    if (!from.domain) await mergeIntoHome(server.ctx, from.id, to.id, tx);
   });
 }
 
@@ -462,6 +465,7 @@ export async function unfollow(server: TestServer, follower: AnyAccount, target:
       .executeTakeFirst();
     if (!removed) return;
     await moveFollowCounters(tx, from, to, -1);
+    await removeFromHome(tx, from.id, to.id);
   });
 }
 

@@ -8,6 +8,7 @@ import { timelineIndexes } from "./migrations/0005_timeline_indexes.ts";
 import { socialGraph } from "./migrations/0010_social_graph.ts";
 import { listIndexes } from "./migrations/0011_list_indexes.ts";
 import { housekeeping } from "./migrations/0012_housekeeping.ts";
+import { feeds } from "./migrations/0013_feeds.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   socialGraph,
   listIndexes,
   housekeeping,
+  feeds,
 ];
 
 /**

@@ -372,6 +372,21 @@ export interface ListAccountsTable {
   created_at: Timestamp;
 }
 
+/** A home feed's statuses (services/timelines/feeds.ts). */
+export interface HomeFeedEntriesTable {
+  account_id: string;
+  status_id: string;
+  /** The boosted status for a boost, else the status itself. */
+  group_id: string;
+}
+
+/** A list feed's statuses. */
+export interface ListFeedEntriesTable {
+  list_id: string;
+  status_id: string;
+  group_id: string;
+}
+
 /** tag_follows and featured_tags. */
 export interface AccountTagTable {
   id: string;
@@ -589,6 +604,8 @@ export interface Database {
   preview_cards: PreviewCardsTable;
   preview_cards_statuses: PreviewCardsStatusesTable;
   status_translations: StatusTranslationsTable;
+  home_feed_entries: HomeFeedEntriesTable;
+  list_feed_entries: ListFeedEntriesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

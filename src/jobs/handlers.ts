@@ -8,6 +8,14 @@ import { fetchCardForStatus } from "../services/cards/fetch.ts";
 import { removeExpiredMutes } from "../services/accounts/hiding.ts";
 import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.ts";
 import { pruneTranslations } from "../services/translation/translate.ts";
+import {
+  fanOutStatus,
+  mergeIntoHome,
+  mergeIntoList,
+  rebuildAllFeeds,
+  rebuildHome,
+  trimFeeds,
+} from "../services/timelines/feeds.ts";
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
@@ -56,6 +64,26 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed expired mutes");
   });
   ctx.jobs.recurring("mutes.expire", HOUR);
+  ctx.jobs.register("feeds.fanout", (payload) => fanOutStatus(ctx, (payload as { statusId: string }).statusId));
+  ctx.jobs.register("feeds.merge", (payload) => {
+    const { accountId, targetId } = payload as { accountId: string; targetId: string };
+    return mergeIntoHome(ctx, accountId, targetId);
+  });
+  ctx.jobs.register("feeds.merge_list", (payload) => {
+    const { listId, accountId } = payload as { listId: string; accountId: string };
+    return mergeIntoList(ctx, listId, accountId);
+  });
+  ctx.jobs.register("feeds.rebuild", async (payload) => {
+    const { accountId } = payload as { accountId?: string; all?: boolean };
+    if (accountId) return rebuildHome(ctx, accountId);
+    const enqueued = await rebuildAllFeeds(ctx);
+    ctx.log.info({ accounts: enqueued }, "rebuilding every local account's home and list feeds");
+  });
+  ctx.jobs.register("feeds.trim", async (_payload, _job, now) => {
+    const removed = await trimFeeds(ctx, now.getTime());
+    if (removed > 0) ctx.log.info({ removed }, "removed feed entries past the retention");
+  });
+  ctx.jobs.recurring("feeds.trim", HOUR);
   ctx.jobs.register("polls.close", async (payload, _job, now) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId, now.getTime());
   });

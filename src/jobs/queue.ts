@@ -63,13 +63,18 @@ export class JobQueue {
 
   async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}): Promise<string> {
     const id = await this.enqueueWith(this.#db.kysely, name, payload, options);
-    for (const wake of this.#wake.splice(0)) wake();
+    this.wake();
     return id;
+  }
+
+  /** Wakes this process's idle workers, e.g. after a transaction that enqueued jobs committed. */
+  wake(): void {
+    for (const wake of this.#wake.splice(0)) wake();
   }
 
   /**
    * Enqueues inside a transaction, so the job exists exactly when the work that caused it was
-   * committed. Workers find it on their next poll.
+   * committed. Workers find it on their next poll, or at once after `wake()`.
    */
   async enqueueWith(
     db: Kysely<Database>,

@@ -23,6 +23,8 @@ import { savedStatuses } from "../../src/services/statuses/saved.ts";
 import { listScheduledStatuses } from "../../src/services/statuses/schedule.ts";
 import { accountStatuses } from "../../src/services/timelines/account.ts";
 import { publicTimeline } from "../../src/services/timelines/public.ts";
+import { homeTimeline, listTimeline } from "../../src/services/timelines/home.ts";
+import { fanOutStatus, feedCutoffId, mergeIntoHome } from "../../src/services/timelines/feeds.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 
 const ACCOUNTS = 2500;
@@ -48,6 +50,8 @@ const LARGE = new Set([
   "tag_follows",
   "account_pins",
   "account_domain_blocks",
+  "home_feed_entries",
+  "list_feed_entries",
 ]);
 
 async function insertChunked(
@@ -70,6 +74,8 @@ async function insertChunked(
     | "account_domain_blocks"
     | "lists"
     | "list_accounts"
+    | "home_feed_entries"
+    | "list_feed_entries"
     | "scheduled_statuses",
   rows: Array<Record<string, unknown>>,
 ) {
@@ -251,6 +257,17 @@ async function seed(
     "list_accounts",
     range(n, (i) => ({ id: newId(), list_id: listId, account_id: others[i].id, created_at: stamp })),
   );
+  // Stored feeds: the busy account's home holds half of all statuses, its list a third; small
+  // accounts hold a few each.
+  await insertChunked(ctx, "home_feed_entries", [
+    ...statusIds.filter((_, i) => i % 2 === 0).map((id) => ({ account_id: busy, status_id: id, group_id: id })),
+    ...range(n, (i) => ({ account_id: others[i].id, status_id: statusIds[i], group_id: statusIds[i] })),
+  ]);
+  await insertChunked(
+    ctx,
+    "list_feed_entries",
+    statusIds.filter((_, i) => i % 3 === 0).map((id) => ({ list_id: listId, status_id: id, group_id: id })),
+  );
   const params = JSON.stringify({ text: "later", media_ids: null });
   await insertChunked(
     ctx,
@@ -332,7 +349,12 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   async function problemsOf(work: () => Promise<unknown>): Promise<PlanProblem[]> {
     captured = [];
     await work();
-    const queries = captured.filter((q) => /\border by\b/i.test(q.sql) && /^\s*select/i.test(q.sql));
+    // Paged reads, and the fan-out's INSERT … SELECT statements.
+    const queries = captured.filter(
+      (q) =>
+        (/\border by\b/i.test(q.sql) && /^\s*select/i.test(q.sql)) ||
+        /^\s*insert into \w+ \([^)]*\)\s+select/i.test(q.sql),
+    );
     captured = undefined;
     assert.ok(queries.length > 0, "the service ran no paged query");
     const problems: PlanProblem[] = [];
@@ -435,6 +457,34 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
       "tag timeline, rare tag and any[]",
       () => tagTimeline(server.ctx, undefined, tagOptions([data.tagIds[1], data.tagIds[0]]), PAGE),
     ],
+    ["home timeline", () => homeTimeline(server.ctx, busy().id, PAGE)],
+    ["home timeline, a small account", () => homeTimeline(server.ctx, viewer().id, PAGE)],
+    [
+      "home timeline, past the stored feed",
+      () => homeTimeline(server.ctx, busy().id, { ...PAGE, maxId: feedCutoffId() }),
+    ],
+    [
+      "home timeline, newer page across the retention (min_id)",
+      () => homeTimeline(server.ctx, busy().id, { ...PAGE, minId: data.statusIds[0] }),
+    ],
+    ["list timeline", async () => listTimeline(server.ctx, await bigList(), PAGE)],
+    [
+      "list timeline, past the stored feed",
+      async () => listTimeline(server.ctx, await bigList(), { ...PAGE, maxId: feedCutoffId() }),
+    ],
+    ["fan-out of a post by an account with thousands of followers", () => fanOutStatus(server.ctx, busyPost())],
+    [
+      "fan-out of a boost",
+      async () => {
+        const boost = await server.ctx.db.kysely
+          .selectFrom("statuses")
+          .select("id")
+          .where("reblog_of_id", "is not", null)
+          .executeTakeFirstOrThrow();
+        await fanOutStatus(server.ctx, boost.id);
+      },
+    ],
+    ["merge of a followed account's posts", () => mergeIntoHome(server.ctx, viewer().id, busy().id)],
     [
       "list members",
       async () =>
@@ -449,6 +499,10 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
         ),
     ],
   ];
+
+  const bigList = () =>
+    server.ctx.db.kysely.selectFrom("lists").selectAll().where("id", "=", data.listId).executeTakeFirstOrThrow();
+  const busyPost = () => data.statusIds[3];
 
   const check = (label: string) => {
     for (const [name, work] of cases) {

@@ -8,6 +8,9 @@ import { accountStatuses } from "../../services/timelines/account.ts";
 import { tagTimeline } from "../../services/timelines/tag.ts";
 import { findTag, tagNameOf, tagsByNames } from "../../services/tags/tags.ts";
 import { publicTimeline } from "../../services/timelines/public.ts";
+import { homeTimeline, listTimeline } from "../../services/timelines/home.ts";
+import { ownList } from "../../services/lists/lists.ts";
+import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toBoolean, toId, toStringArray, toStringParam } from "../params.ts";
 
@@ -106,4 +109,39 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
     });
     return serializeStatuses(ctx, rows, viewer);
   });
+
+  app.get(
+    "/api/v1/timelines/home",
+    { preHandler: app.auth({ scopes: ["read:statuses"], user: true }) },
+    async (req, reply) => {
+      const viewer = userOf(req).account;
+      const page = pageParams(req.input, 20, 40);
+      const rows = await homeTimeline(ctx, viewer.id, page);
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.id,
+        limit: page.limit,
+        nextWhen: "non-empty",
+      });
+      return serializeStatuses(ctx, rows, viewer);
+    },
+  );
+
+  app.get(
+    "/api/v1/timelines/list/:id",
+    { preHandler: app.auth({ scopes: ["read:lists"], user: true }) },
+    async (req, reply) => {
+      const viewer = userOf(req).account;
+      const list = await ownList(ctx, viewer, toId(req.input.id));
+      const page = pageParams(req.input, 20, 40);
+      const rows = await listTimeline(ctx, list, page);
+      setLinkHeader(ctx.config, req, reply, {
+        items: rows,
+        cursor: (r) => r.id,
+        limit: page.limit,
+        nextWhen: "non-empty",
+      });
+      return serializeStatuses(ctx, rows, viewer);
+    },
+  );
 }

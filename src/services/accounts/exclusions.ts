@@ -24,10 +24,14 @@ function now(): string {
 
 /**
  * A condition for `.where(...)` on a query with an account ID column `authorColumn` (for example
- * `"statuses.account_id"`): true when that account is not hidden from `viewerId`.
+ * `"statuses.account_id"`): true when that account is not hidden from `viewerId`. Either may also
+ * be a SQL expression (the feeds' fan-out tests every follower of an author at once).
  */
-export function notHiddenFrom(viewerId: string, authorColumn: string): RawBuilder<SqlBool> {
-  const author = sql.ref(authorColumn);
+export function notHiddenFrom(
+  viewerId: string | RawBuilder<unknown>,
+  authorColumn: string | RawBuilder<unknown>,
+): RawBuilder<SqlBool> {
+  const author = typeof authorColumn === "string" ? sql.ref(authorColumn) : authorColumn;
   const at = now();
   return sql<SqlBool>`(
     NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${viewerId} AND blocks.target_account_id = ${author} LIMIT 1 OFFSET 0)

@@ -12,6 +12,8 @@ import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountPageOf, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow, Database, FollowRequestRow } from "../../db/schema.ts";
 import { Forbidden, NotFound } from "../../errors.ts";
+import type { JobQueue } from "../../jobs/queue.ts";
+import { removeFromHome, removeFromList } from "../timelines/feeds.ts";
 import { findVisibleAccount } from "./lookup.ts";
 
 /** What a follow asks for; absent options keep an existing follow's settings (new follows: defaults). */
@@ -101,6 +103,7 @@ async function moveCounters(
 
 /** Adds the follow (or updates its settings); true when a new follow was made. */
 async function insertFollow(
+  jobs: JobQueue,
   tx: Transaction<Database>,
   followerId: string,
   followedId: string,
@@ -114,6 +117,7 @@ async function insertFollow(
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
     await moveCounters(tx, followerId, followedId, 1);
+    await jobs.enqueueWith(tx, "feeds.merge", { accountId: followerId, targetId: followedId });
     return true;
   }
   const changes = changedSettings(options);
@@ -124,6 +128,7 @@ async function insertFollow(
       .where("account_id", "=", followerId)
       .where("target_account_id", "=", followedId)
       .execute();
+    if (changes.show_reblogs === false) await removeFromHome(tx, followerId, followedId, "boosts");
   }
   return false;
 }
@@ -150,7 +155,7 @@ export async function followAccount(
       .where("target_account_id", "=", target.id)
       .executeTakeFirst();
     if (following || !target.locked) {
-      await insertFollow(tx, follower.id, target.id, options, now);
+      await insertFollow(ctx.jobs, tx, follower.id, target.id, options, now);
       return;
     }
     const inserted = await tx
@@ -168,6 +173,7 @@ export async function followAccount(
         .execute();
     }
   });
+  ctx.jobs.wake();
 }
 
 /** Ends a follow of `follower` → `followed` and withdraws a pending request; nothing to end is fine. */
@@ -185,11 +191,13 @@ export async function unfollowAccount(ctx: Ctx, follower: AccountRow, followed: 
 
 /** Takes `memberId` off the lists of `ownerId` (who no longer follows them). */
 async function leaveLists(tx: Transaction<Database>, ownerId: string, memberId: string): Promise<void> {
-  await tx
+  const left = await tx
     .deleteFrom("list_accounts")
     .where("account_id", "=", memberId)
     .where("list_id", "in", tx.selectFrom("lists").select("id").where("account_id", "=", ownerId))
+    .returning("list_id")
     .execute();
+  for (const { list_id } of left) await removeFromList(tx, list_id, memberId);
 }
 
 /**
@@ -205,6 +213,7 @@ export async function removeFollow(tx: Transaction<Database>, followerId: string
   if (Number(removed.numDeletedRows) > 0) {
     await moveCounters(tx, followerId, followedId, -1);
     await leaveLists(tx, followerId, followedId);
+    await removeFromHome(tx, followerId, followedId);
   }
 }
 
@@ -232,6 +241,7 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
     const claimed = await tx.deleteFrom("follow_requests").where("id", "=", request.id).executeTakeFirst();
     if (Number(claimed.numDeletedRows) === 0) throw new NotFound();
     await insertFollow(
+      ctx.jobs,
       tx,
       requester.id,
       owner.id,
@@ -239,6 +249,7 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
       new Date().toISOString(),
     );
   });
+  ctx.jobs.wake();
 }
 
 /** `owner` declines the request of `requester`. */

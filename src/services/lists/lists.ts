@@ -4,6 +4,7 @@
  * account takes it off the owner's lists. At most 50 lists a user.
  */
 import type { Ctx } from "../../context.ts";
+import { removeFromList } from "../timelines/feeds.ts";
 import { isIdLike, newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountPageOf, accountsByIds, type AccountPage } from "../../db/queries/accounts.ts";
@@ -143,17 +144,18 @@ export async function addListMembers(ctx: Ctx, list: ListRow, accountIds: readon
       .insertInto("list_accounts")
       .values(ids.map((id) => ({ id: newId(), list_id: list.id, account_id: id, created_at: now })))
       .execute();
+    for (const id of ids) await ctx.jobs.enqueueWith(tx, "feeds.merge_list", { listId: list.id, accountId: id });
   });
+  ctx.jobs.wake();
 }
 
 export async function removeListMembers(ctx: Ctx, list: ListRow, accountIds: readonly string[]): Promise<void> {
   const ids = [...new Set(accountIds)].filter(isIdLike);
   if (ids.length === 0) return;
-  await ctx.db.kysely
-    .deleteFrom("list_accounts")
-    .where("list_id", "=", list.id)
-    .where("account_id", "in", ids)
-    .execute();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await tx.deleteFrom("list_accounts").where("list_id", "=", list.id).where("account_id", "in", ids).execute();
+    for (const id of ids) await removeFromList(tx, list.id, id);
+  });
 }
 
 /** The owner's lists that contain `member` (GET /api/v1/accounts/:id/lists). */

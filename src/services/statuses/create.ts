@@ -9,6 +9,7 @@ import { rememberIdempotencyKey } from "./idempotency.ts";
 import { hasPreviewableLink, localStatusUris } from "./links.ts";
 import type { Author, StatusDraft } from "./prepare.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
+import { addToOwnFeed } from "../timelines/feeds.ts";
 
 export interface CreateOptions {
   /** Publishing a scheduled status: its row is removed in the same transaction (once only). */
@@ -31,7 +32,7 @@ export async function createStatus(
   const now = new Date();
   const nowIso = now.toISOString();
   const id = newId(now.getTime());
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  const created = await ctx.db.kysely.transaction().execute(async (tx) => {
     if (scheduledStatusId) {
       const claimed = await tx.deleteFrom("scheduled_statuses").where("id", "=", scheduledStatusId).executeTakeFirst();
       if (Number(claimed.numDeletedRows) !== 1) throw new AlreadyPublished();
@@ -123,9 +124,13 @@ export async function createStatus(
         .where("id", "=", parent.id)
         .execute();
     }
+    await addToOwnFeed(tx, row);
+    await ctx.jobs.enqueueWith(tx, "feeds.fanout", { statusId: id });
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { statusId: id });
     if (hasPreviewableLink(visibility, text))
       await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: id }, { maxAttempts: 3 });
     return row;
   });
+  ctx.jobs.wake();
+  return created;
 }

@@ -4,6 +4,7 @@ import { lockAccountRow } from "../../db/queries/accounts.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
+import { addToOwnFeed } from "../timelines/feeds.ts";
 import { deleteStatus } from "./delete.ts";
 import { findVisibleStatus } from "./find.ts";
 import type { Visibility } from "./validate.ts";
@@ -173,7 +174,7 @@ export async function reblog(
   const id = newId();
   const uri = `${ctx.config.baseUrl}/users/${viewer.username}/statuses/${id}/activity`;
   try {
-    return await ctx.db.kysely.transaction().execute(async (tx) => {
+    const boost = await ctx.db.kysely.transaction().execute(async (tx) => {
       const row = await tx
         .insertInto("statuses")
         .values({
@@ -200,8 +201,12 @@ export async function reblog(
         .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
         .where("id", "=", viewer.id)
         .execute();
+      await addToOwnFeed(tx, row);
+      await ctx.jobs.enqueueWith(tx, "feeds.fanout", { statusId: row.id });
       return row;
     });
+    ctx.jobs.wake();
+    return boost;
   } catch (error) {
     const raced = await ctx.db.kysely
       .selectFrom("statuses")

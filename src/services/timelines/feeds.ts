@@ -1,0 +1,286 @@
+/**
+ * Stored home and list feeds, written on posting (fan-out on write). See docs/architecture.md,
+ * "Home and list feeds":
+ * - a new status goes at once to its author's own feed (in the posting transaction) and, by the
+ *   `feeds.fanout` job, to the feeds of local followers, followers of its hashtags and lists that
+ *   hold its author, in batches of followers, each batch one INSERT … SELECT applying the rules of
+ *   feed_rules.ts; re-running a batch is harmless (the primary key ignores repeats);
+ * - following an account merges its recent statuses (`feeds.merge`), unfollowing (and blocking,
+ *   which unfollows) removes them in the same transaction, so the next page is right;
+ * - feeds keep `FEED_RETENTION_DAYS` of statuses; older pages are read from `statuses` directly
+ *   (timelines/home.ts), so a returning user never sees an empty or partial home.
+ */
+import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
+import type { Ctx } from "../../context.ts";
+import { idFloorForTime } from "../../db/ids.ts";
+import type { Database, StatusRow } from "../../db/schema.ts";
+import { homeRules, listColumns, listRules, recentDuplicate, type FeedTable } from "./feed_rules.ts";
+
+/** How long stored feeds keep a status; older pages are assembled from `statuses` on reading. */
+export const FEED_RETENTION_DAYS = 14;
+/** Followers (or list memberships) written per statement of a fan-out. */
+export const FANOUT_BATCH = 1000;
+/** At most this many statuses of a newly followed account are merged into a feed. */
+export const MERGE_LIMIT = 400;
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** The smallest status ID stored feeds still answer for; below it pages come from `statuses`. */
+export function feedCutoffId(now: number = Date.now()): string {
+  return idFloorForTime(new Date(now - FEED_RETENTION_DAYS * DAY));
+}
+
+/**
+ * Puts a status its author just posted or boosted into the author's own home feed, inside the
+ * posting transaction (a boost of something already near the top of it is left out).
+ */
+export async function addToOwnFeed(tx: Kysely<Database>, status: StatusRow): Promise<void> {
+  if (!status.reblog_of_id) {
+    await tx
+      .insertInto("home_feed_entries")
+      .values({ account_id: status.account_id, status_id: status.id, group_id: status.id })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    return;
+  }
+  await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+    SELECT s.account_id, s.id, s.reblog_of_id FROM statuses s
+    WHERE s.id = ${status.id} AND NOT ${recentDuplicate("home_feed_entries", sql.ref("s.account_id"), sql.ref("s.reblog_of_id"))}
+    ON CONFLICT DO NOTHING`.execute(tx);
+}
+
+/**
+ * Runs `write(after, upTo)` for consecutive ranges of `FANOUT_BATCH` IDs of `ids` (a query
+ * selecting one ID column, in ascending order), so no statement touches more than a batch.
+ */
+async function inBatches(
+  ids: SelectQueryBuilder<Database, keyof Database, { id: string }>,
+  write: (after: string, upTo: string) => Promise<void>,
+): Promise<void> {
+  let after = "-1";
+  for (;;) {
+    const rows = await ids.where(sql.ref("id"), ">", after).orderBy(sql.ref("id")).limit(FANOUT_BATCH).execute();
+    if (rows.length === 0) return;
+    const upTo = rows[rows.length - 1]!.id;
+    await write(after, upTo);
+    if (rows.length < FANOUT_BATCH) return;
+    after = upTo;
+  }
+}
+
+/** Writes a status into the feeds of everyone local who follows its author, its hashtags or a list holding its author. */
+export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<void> {
+  const db = ctx.db.kysely;
+  const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
+  if (!status || status.deleted_at) return;
+  const author = await db
+    .selectFrom("accounts")
+    .select(["id", "silenced_at", "suspended_at"])
+    .where("id", "=", status.account_id)
+    .executeTakeFirst();
+  if (!author || author.suspended_at) return;
+  const group = status.reblog_of_id ?? status.id;
+  const rules = homeRules(sql.ref("f.account_id"), "s", {
+    dedupe: { table: "home_feed_entries", owner: sql.ref("f.account_id") },
+    exclusiveLists: true,
+  });
+  await inBatches(
+    db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", author.id),
+    async (after, upTo) => {
+      await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+        SELECT f.account_id, s.id, CAST(${group} AS bigint) FROM follows f
+        JOIN accounts recipient ON recipient.id = f.account_id
+        JOIN statuses s ON s.id = ${status.id}
+        WHERE f.target_account_id = ${author.id} AND f.id > ${after} AND f.id <= ${upTo}
+          AND recipient.domain IS NULL AND recipient.suspended_at IS NULL AND ${rules}
+        ON CONFLICT DO NOTHING`.execute(db);
+    },
+  );
+
+  // Followers of its hashtags: public original posts of authors who are not silenced.
+  if (status.visibility === "public" && !status.reblog_of_id && !author.silenced_at) {
+    const tagRules = homeRules(sql.ref("tf.account_id"), "s", { exclusiveLists: true });
+    await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+      SELECT DISTINCT tf.account_id, s.id, s.id FROM tag_follows tf
+      JOIN statuses s ON s.id = ${status.id}
+      WHERE tf.tag_id IN (SELECT st.tag_id FROM statuses_tags st WHERE st.status_id = ${status.id})
+        AND tf.account_id <> s.account_id AND ${tagRules}
+      ON CONFLICT DO NOTHING`.execute(db);
+  }
+
+  const listRecipient = sql.ref("l.account_id");
+  const inList = homeRules(listRecipient, "s", {
+    dedupe: { table: "list_feed_entries", owner: sql.ref("l.id") },
+    exclusiveLists: false,
+  });
+  await inBatches(
+    db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", author.id),
+    async (after, upTo) => {
+      await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
+        SELECT l.id, s.id, CAST(${group} AS bigint) FROM list_accounts la
+        JOIN lists l ON l.id = la.list_id
+        JOIN statuses s ON s.id = ${status.id}
+        WHERE la.account_id = ${author.id} AND la.id > ${after} AND la.id <= ${upTo}
+          AND ${listRules(listColumns("l"), "s")} AND ${inList}
+        ON CONFLICT DO NOTHING`.execute(db);
+    },
+  );
+}
+
+/**
+ * Merges the recent statuses of `targetId` (newest `MERGE_LIMIT` within the retention) into the
+ * home feed of `accountId`, who now follows them; their own statuses when they are the same.
+ */
+export async function mergeIntoHome(
+  ctx: Ctx,
+  accountId: string,
+  targetId: string,
+  db: Kysely<Database> = ctx.db.kysely,
+): Promise<void> {
+  const recipient = sql.val(accountId);
+  const rules =
+    accountId === targetId
+      ? sql`TRUE`
+      : sql`EXISTS (SELECT 1 FROM follows mf WHERE mf.account_id = ${accountId} AND mf.target_account_id = ${targetId})
+          AND ${homeRules(recipient, "s", { exclusiveLists: true })}`;
+  await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+    SELECT CAST(${accountId} AS bigint), s.id, COALESCE(s.reblog_of_id, s.id) FROM statuses s
+    WHERE s.account_id = ${targetId} AND s.id >= ${feedCutoffId()} AND s.deleted_at IS NULL AND ${rules}
+    ORDER BY s.id DESC LIMIT ${MERGE_LIMIT}
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+/** Merges the recent statuses of a new member `accountId` of the list `listId` into its feed. */
+export async function mergeIntoList(ctx: Ctx, listId: string, accountId: string): Promise<void> {
+  const db = ctx.db.kysely;
+  const list = await db.selectFrom("lists").select(["id", "account_id"]).where("id", "=", listId).executeTakeFirst();
+  if (!list) return;
+  await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
+    SELECT l.id, s.id, COALESCE(s.reblog_of_id, s.id) FROM statuses s
+    JOIN lists l ON l.id = ${listId}
+    WHERE s.account_id = ${accountId} AND s.id >= ${feedCutoffId()} AND s.deleted_at IS NULL
+      AND EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = l.id AND la.account_id = s.account_id)
+      AND ${listRules(listColumns("l"), "s")} AND ${homeRules(sql.ref("l.account_id"), "s", { exclusiveLists: false })}
+    ORDER BY s.id DESC LIMIT ${MERGE_LIMIT}
+    ON CONFLICT DO NOTHING`.execute(db);
+}
+
+/**
+ * Takes the statuses (or only the boosts) of `targetId` out of the home feed of `accountId`:
+ * after an unfollow, a block, or hiding their boosts. Runs inside the transaction that made the
+ * change, so the next page already reflects it.
+ */
+export async function removeFromHome(
+  tx: Kysely<Database>,
+  accountId: string,
+  targetId: string,
+  only: "all" | "boosts" = "all",
+): Promise<void> {
+  let theirs = tx
+    .selectFrom("statuses")
+    .select("statuses.id")
+    .where("statuses.account_id", "=", targetId)
+    .where("statuses.id", ">=", feedCutoffId());
+  if (only === "boosts") theirs = theirs.where("statuses.reblog_of_id", "is not", null);
+  await tx
+    .deleteFrom("home_feed_entries")
+    .where("account_id", "=", accountId)
+    .where("status_id", "in", theirs)
+    .execute();
+}
+
+/** Takes the statuses of `accountId` out of the feed of the list `listId` (they left it). */
+export async function removeFromList(tx: Kysely<Database>, listId: string, accountId: string): Promise<void> {
+  await tx
+    .deleteFrom("list_feed_entries")
+    .where("list_id", "=", listId)
+    .where(
+      "status_id",
+      "in",
+      tx
+        .selectFrom("statuses")
+        .select("statuses.id")
+        .where("statuses.account_id", "=", accountId)
+        .where("statuses.id", ">=", feedCutoffId()),
+    )
+    .execute();
+}
+
+/**
+ * Builds the home feed of `accountId` from scratch: their own statuses and those of everyone they
+ * follow, within the retention (after an upgrade that introduced stored feeds).
+ */
+export async function rebuildHome(ctx: Ctx, accountId: string): Promise<void> {
+  await mergeIntoHome(ctx, accountId, accountId);
+  const db = ctx.db.kysely;
+  await inBatches(
+    db.selectFrom("follows").select("follows.id as id").where("follows.account_id", "=", accountId),
+    async (after, upTo) => {
+      const targets = await db
+        .selectFrom("follows")
+        .select("target_account_id")
+        .where("account_id", "=", accountId)
+        .where("id", ">", after)
+        .where("id", "<=", upTo)
+        .execute();
+      for (const { target_account_id } of targets) await mergeIntoHome(ctx, accountId, target_account_id);
+    },
+  );
+  const lists = await db.selectFrom("lists").select("id").where("account_id", "=", accountId).execute();
+  for (const list of lists) {
+    const members = await db.selectFrom("list_accounts").select("account_id").where("list_id", "=", list.id).execute();
+    for (const member of members) await mergeIntoList(ctx, list.id, member.account_id);
+  }
+}
+
+/** Enqueues a rebuild of every local account's feeds; returns how many were enqueued. */
+export async function rebuildAllFeeds(ctx: Ctx): Promise<number> {
+  const db = ctx.db.kysely;
+  let count = 0;
+  await inBatches(
+    db.selectFrom("accounts").select("accounts.id as id").where("accounts.domain", "is", null),
+    async (after, upTo) => {
+      const accounts = await db
+        .selectFrom("accounts")
+        .select("id")
+        .where("domain", "is", null)
+        .where("id", ">", after)
+        .where("id", "<=", upTo)
+        .execute();
+      for (const account of accounts) {
+        await ctx.jobs.enqueue(
+          "feeds.rebuild",
+          { accountId: account.id },
+          { uniqueKey: `feeds.rebuild:${account.id}` },
+        );
+        count++;
+      }
+    },
+  );
+  return count;
+}
+
+/** Deletes feed entries older than the retention, a batch at a time; returns how many went. */
+export async function trimFeeds(ctx: Ctx, now: number = Date.now()): Promise<number> {
+  const db = ctx.db.kysely;
+  const cutoff = feedCutoffId(now);
+  let removed = 0;
+  for (const table of ["home_feed_entries", "list_feed_entries"] as FeedTable[]) {
+    for (;;) {
+      // The bound of the next batch: the 5,000th oldest entry, or the cutoff itself.
+      const edge = await db
+        .selectFrom(table)
+        .select("status_id")
+        .where("status_id", "<", cutoff)
+        .orderBy("status_id")
+        .limit(1)
+        .offset(5000)
+        .executeTakeFirst();
+      const bound = edge?.status_id ?? cutoff;
+      const result = await db.deleteFrom(table).where("status_id", "<", bound).executeTakeFirst();
+      removed += Number(result.numDeletedRows);
+      if (!edge) break;
+    }
+  }
+  return removed;
+}

@@ -12,6 +12,7 @@ import appRoutes from "./api/v1/apps.ts";
 import emailRoutes from "./api/v1/emails.ts";
 import followRoutes from "./api/v1/follows.ts";
 import listRoutes from "./api/v1/lists.ts";
+import conversationRoutes from "./api/v1/conversations.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -58,6 +59,7 @@ const ROUTES: RouteModule[] = [
   emailRoutes,
   followRoutes,
   listRoutes,
+  conversationRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

@@ -9,6 +9,7 @@ import { socialGraph } from "./migrations/0010_social_graph.ts";
 import { listIndexes } from "./migrations/0011_list_indexes.ts";
 import { housekeeping } from "./migrations/0012_housekeeping.ts";
 import { feeds } from "./migrations/0013_feeds.ts";
+import { conversations } from "./migrations/0014_conversations.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   listIndexes,
   housekeeping,
   feeds,
+  conversations,
 ];
 
 /**

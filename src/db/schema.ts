@@ -387,6 +387,21 @@ export interface ListFeedEntriesTable {
   group_id: string;
 }
 
+/** A direct-message thread as one participant sees it. */
+export interface AccountConversationsTable {
+  id: string;
+  account_id: string;
+  conversation_id: string;
+  /** JSON array of the other participants' account IDs (strings), sorted. */
+  participant_account_ids: string;
+  /** JSON array of the thread's status IDs (strings) this account has, oldest first. */
+  status_ids: string;
+  last_status_id: string;
+  unread: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** tag_follows and featured_tags. */
 export interface AccountTagTable {
   id: string;
@@ -606,6 +621,7 @@ export interface Database {
   status_translations: StatusTranslationsTable;
   home_feed_entries: HomeFeedEntriesTable;
   list_feed_entries: ListFeedEntriesTable;
+  account_conversations: AccountConversationsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -631,3 +647,4 @@ export type FollowRow = Selectable<FollowsTable>;
 export type FollowRequestRow = Selectable<FollowRequestsTable>;
 export type MuteRow = Selectable<MutesTable>;
 export type ListRow = Selectable<ListsTable>;
+export type AccountConversationRow = Selectable<AccountConversationsTable>;

@@ -24,6 +24,7 @@ import { listScheduledStatuses } from "../../src/services/statuses/schedule.ts";
 import { accountStatuses } from "../../src/services/timelines/account.ts";
 import { publicTimeline } from "../../src/services/timelines/public.ts";
 import { homeTimeline, listTimeline } from "../../src/services/timelines/home.ts";
+import { conversationsOf } from "../../src/services/conversations/conversations.ts";
 import { fanOutStatus, feedCutoffId, mergeIntoHome } from "../../src/services/timelines/feeds.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 
@@ -52,6 +53,7 @@ const LARGE = new Set([
   "account_domain_blocks",
   "home_feed_entries",
   "list_feed_entries",
+  "account_conversations",
 ]);
 
 async function insertChunked(
@@ -76,6 +78,7 @@ async function insertChunked(
     | "list_accounts"
     | "home_feed_entries"
     | "list_feed_entries"
+    | "account_conversations"
     | "scheduled_statuses",
   rows: Array<Record<string, unknown>>,
 ) {
@@ -267,6 +270,21 @@ async function seed(
     ctx,
     "list_feed_entries",
     statusIds.filter((_, i) => i % 3 === 0).map((id) => ({ list_id: listId, status_id: id, group_id: id })),
+  );
+  // Conversations: the busy account is in a thousand, others in one each.
+  await insertChunked(
+    ctx,
+    "account_conversations",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: i % 2 ? busy : others[i].id,
+      conversation_id: newId(),
+      participant_account_ids: JSON.stringify([others[(i + 1) % others.length].id]),
+      status_ids: JSON.stringify([statusIds[i]]),
+      last_status_id: statusIds[i],
+      created_at: stamp,
+      updated_at: stamp,
+    })),
   );
   const params = JSON.stringify({ text: "later", media_ids: null });
   await insertChunked(
@@ -468,6 +486,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
       () => homeTimeline(server.ctx, busy().id, { ...PAGE, minId: data.statusIds[0] }),
     ],
     ["list timeline", async () => listTimeline(server.ctx, await bigList(), PAGE)],
+    ["conversations", () => conversationsOf(server.ctx, busy(), PAGE)],
     [
       "list timeline, past the stored feed",
       async () => listTimeline(server.ctx, await bigList(), { ...PAGE, maxId: feedCutoffId() }),

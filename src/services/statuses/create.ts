@@ -10,6 +10,7 @@ import { hasPreviewableLink, localStatusUris } from "./links.ts";
 import type { Author, StatusDraft } from "./prepare.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
 import { addToOwnFeed } from "../timelines/feeds.ts";
+import { addToConversations } from "../conversations/conversations.ts";
 
 export interface CreateOptions {
   /** Publishing a scheduled status: its row is removed in the same transaction (once only). */
@@ -80,6 +81,7 @@ export async function createStatus(
         )
         .execute();
     }
+    if (visibility === "direct") await addToConversations(tx, ctx.db.engine, status, formatted.mentions);
     await tagStatus(tx, id, tags, nowIso);
     if (media.length > 0) {
       // Only still-free media are taken, so two posts racing for one file cannot both get it.

@@ -1,6 +1,7 @@
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
+import { removeFromConversations } from "../conversations/conversations.ts";
 
 /**
  * Deletes a status and the boosts of it, keeping every counter right: the authors' statuses
@@ -25,9 +26,10 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
     const deleted = await tx
       .deleteFrom("statuses")
       .where("id", "=", status.id)
-      .returning(["account_id", "visibility", "reblog_of_id", "in_reply_to_id"])
+      .returning(["id", "account_id", "visibility", "reblog_of_id", "in_reply_to_id", "conversation_id"])
       .executeTakeFirst();
     if (!deleted) throw new NotFound();
+    if (deleted.visibility === "direct") await removeFromConversations(tx, ctx.db.engine, deleted);
 
     const perAccount = new Map<string, number>();
     for (const s of [deleted, ...boosts])

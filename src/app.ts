@@ -31,6 +31,7 @@ import oauthMetadataRoutes from "./api/wellknown/oauth_metadata.ts";
 import customEmojiRoutes from "./api/v1/custom_emojis.ts";
 import instanceV1Routes from "./api/v1/instance.ts";
 import instanceV2Routes from "./api/v2/instance.ts";
+import searchRoutes from "./api/v2/search.ts";
 import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
 import defaultImageRoutes from "./web/images.ts";
 import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
@@ -52,6 +53,7 @@ const ROUTES: RouteModule[] = [
   healthRoutes,
   instanceV1Routes,
   instanceV2Routes,
+  searchRoutes,
   customEmojiRoutes,
   nodeinfoRoutes,
   accountRoutes,

@@ -10,6 +10,7 @@ import { listIndexes } from "./migrations/0011_list_indexes.ts";
 import { housekeeping } from "./migrations/0012_housekeeping.ts";
 import { feeds } from "./migrations/0013_feeds.ts";
 import { conversations } from "./migrations/0014_conversations.ts";
+import { search } from "./migrations/0015_search.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   housekeeping,
   feeds,
   conversations,
+  search,
 ];
 
 /**

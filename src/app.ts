@@ -32,6 +32,8 @@ import customEmojiRoutes from "./api/v1/custom_emojis.ts";
 import instanceV1Routes from "./api/v1/instance.ts";
 import instanceV2Routes from "./api/v2/instance.ts";
 import searchRoutes from "./api/v2/search.ts";
+import trendRoutes from "./api/v1/trends.ts";
+import suggestionRoutes from "./api/v1/suggestions.ts";
 import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
 import defaultImageRoutes from "./web/images.ts";
 import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
@@ -54,6 +56,8 @@ const ROUTES: RouteModule[] = [
   instanceV1Routes,
   instanceV2Routes,
   searchRoutes,
+  trendRoutes,
+  suggestionRoutes,
   customEmojiRoutes,
   nodeinfoRoutes,
   accountRoutes,

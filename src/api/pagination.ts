@@ -4,7 +4,7 @@ import type { Ctx } from "../context.ts";
 import type { PageParams } from "../db/paging.ts";
 import type { AccountPage } from "../db/queries/accounts.ts";
 import { serializeAccounts, type Account } from "../entities/account.ts";
-import { toId, toLimit, type ParamObject, type ParamValue } from "./params.ts";
+import { toId, toInteger, toLimit, type ParamObject, type ParamValue } from "./params.ts";
 
 /** Reads `max_id` / `since_id` / `min_id` / `limit` (clamped to the endpoint's default and maximum). */
 export function pageParams(input: ParamObject, defaultLimit: number, maxLimit: number): PageParams {
@@ -74,6 +74,34 @@ export function setLinkHeader<T>(
   const prevParam = options.prevParam ?? "min_id";
   links.push(`<${url({ [prevParam]: options.cursor(items[0]) })}>; rel="prev"`);
   reply.header("Link", links.join(", "));
+}
+
+/** `limit` and `offset` of an offset-paged list (trends, suggestions): absent → defaults, capped. */
+export function offsetParams(
+  input: ParamObject,
+  defaultLimit: number,
+  maxLimit: number,
+): { limit: number; offset: number } {
+  return { limit: toLimit(input.limit, defaultLimit, maxLimit), offset: Math.max(0, toInteger(input.offset) ?? 0) };
+}
+
+/**
+ * The `Link` header of an offset-paged list, as Mastodon writes it: `next` (offset + limit) when the
+ * page is full, `prev` (offset − limit) only when the offset is beyond the first page.
+ */
+export function setOffsetLinkHeader(
+  config: Config,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  page: { limit: number; offset: number; count: number },
+): void {
+  const path = req.url.split("?")[0];
+  const url = (offset: number) =>
+    `${config.baseUrl}${path}?${toQueryString({ limit: String(page.limit), offset: String(offset) })}`;
+  const links: string[] = [];
+  if (page.count > 0 && page.count >= page.limit) links.push(`<${url(page.offset + page.limit)}>; rel="next"`);
+  if (page.offset > page.limit) links.push(`<${url(page.offset - page.limit)}>; rel="prev"`);
+  if (links.length > 0) reply.header("Link", links.join(", "));
 }
 
 /**

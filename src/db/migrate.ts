@@ -11,6 +11,7 @@ import { housekeeping } from "./migrations/0012_housekeeping.ts";
 import { feeds } from "./migrations/0013_feeds.ts";
 import { conversations } from "./migrations/0014_conversations.ts";
 import { search } from "./migrations/0015_search.ts";
+import { trends } from "./migrations/0016_trends.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   feeds,
   conversations,
   search,
+  trends,
 ];
 
 /**

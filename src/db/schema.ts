@@ -402,6 +402,15 @@ export interface AccountConversationsTable {
   updated_at: Timestamp;
 }
 
+/** One place of a ranking computed by the trends job. */
+export interface TrendsTable {
+  kind: "tags" | "statuses" | "links" | "accounts";
+  position: number;
+  item_id: string;
+  score: number;
+  computed_at: Timestamp;
+}
+
 /** tag_follows and featured_tags. */
 export interface AccountTagTable {
   id: string;
@@ -622,6 +631,7 @@ export interface Database {
   home_feed_entries: HomeFeedEntriesTable;
   list_feed_entries: ListFeedEntriesTable;
   account_conversations: AccountConversationsTable;
+  trends: TrendsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -10,6 +10,8 @@ export function serializePreviewCard(ctx: Ctx, row: PreviewCardRow) {
     type: row.type,
     author_name: row.author_name,
     author_url: row.author_url,
+    // Mastodon 4.3's list of authors; a card knows at most the one its page names.
+    authors: row.author_name || row.author_url ? [{ name: row.author_name, url: row.author_url, account: null }] : [],
     provider_name: row.provider_name,
     provider_url: row.provider_url,
     html: row.html,

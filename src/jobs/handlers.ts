@@ -8,6 +8,7 @@ import { fetchCardForStatus } from "../services/cards/fetch.ts";
 import { removeExpiredMutes } from "../services/accounts/hiding.ts";
 import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.ts";
 import { pruneTranslations } from "../services/translation/translate.ts";
+import { refreshTrends } from "../services/trends/trends.ts";
 import {
   fanOutStatus,
   mergeIntoHome,
@@ -84,6 +85,11 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed feed entries past the retention");
   });
   ctx.jobs.recurring("feeds.trim", HOUR);
+  ctx.jobs.register("trends.refresh", async (_payload, _job, now) => {
+    const counts = await refreshTrends(ctx, now.getTime());
+    ctx.log.debug(counts, "trends refreshed");
+  });
+  ctx.jobs.recurring("trends.refresh", 15 * MINUTE);
   ctx.jobs.register("polls.close", async (payload, _job, now) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId, now.getTime());
   });

@@ -26,6 +26,8 @@ import { publicTimeline } from "../../src/services/timelines/public.ts";
 import { homeTimeline, listTimeline } from "../../src/services/timelines/home.ts";
 import { conversationsOf } from "../../src/services/conversations/conversations.ts";
 import { searchAccounts, searchHashtags, searchStatuses } from "../../src/services/search/search.ts";
+import { refreshTrends, trendingLinks, trendingStatuses, trendingTags } from "../../src/services/trends/trends.ts";
+import { suggestionsFor } from "../../src/services/accounts/suggestions.ts";
 import { fanOutStatus, feedCutoffId, mergeIntoHome } from "../../src/services/timelines/feeds.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 
@@ -362,6 +364,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
       },
     });
     data = await seed(server.ctx);
+    await refreshTrends(server.ctx);
   });
   after(() => server.close());
 
@@ -489,6 +492,9 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     ],
     ["list timeline", async () => listTimeline(server.ctx, await bigList(), PAGE)],
     ["conversations", () => conversationsOf(server.ctx, busy(), PAGE)],
+    ["trending tags", () => trendingTags(server.ctx, { limit: 10, offset: 0 })],
+    ["trending statuses", () => trendingStatuses(server.ctx, viewer(), { limit: 20, offset: 0 })],
+    ["trending links", () => trendingLinks(server.ctx, { limit: 10, offset: 0 })],
     [
       "list timeline, past the stored feed",
       async () => listTimeline(server.ctx, await bigList(), { ...PAGE, maxId: feedCutoffId() }),
@@ -539,6 +545,8 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
       () => searchAccounts(server.ctx, busy(), "user", { following: true, limit: 20, offset: 0 }),
     ],
     ["search hashtags", () => searchHashtags(server.ctx, "tag1", { limit: 20, offset: 0 })],
+    // Friends of friends count the follows of the user's 50 latest follows, most shared first.
+    ["follow suggestions", () => suggestionsFor(server.ctx, busy(), { limit: 40, offset: 0 })],
     // A word in a tenth of all posts. PostgreSQL reads these 6,000 rows whole (cheaper at this size);
     // on 300,000 it reads the primary key backwards and stops after the page (checked by hand with
     // EXPLAIN), so only SQLite's plan, which does not depend on the size, is asserted here.

@@ -6,12 +6,11 @@
  *
  * Run `node bench/run.ts --help` for the options.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, createWriteStream, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import autocannon, { type Result } from "autocannon";
 import { sql } from "kysely";
 import pg from "pg";
 import { openDatabase } from "../src/db/connect.ts";
@@ -38,16 +37,19 @@ import {
   type Engine,
   type Manifest,
 } from "./common.ts";
+import {
+  fire,
+  postgresCpu,
+  processCpu,
+  replaceMarkedSection,
+  startServer,
+  type LoggedProblem,
+  type Request,
+  type Server,
+} from "./server.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios
-
-interface Request {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
 
 interface Scenario {
   name: string;
@@ -465,154 +467,6 @@ async function prepareWorkingCopy(seedUrl: string): Promise<string> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Server
-
-interface LoggedProblem {
-  at: number;
-  level: number;
-  msg: string;
-  line: string;
-}
-
-interface Server {
-  child: ChildProcess;
-  port: number;
-  logFile: string;
-  problems: LoggedProblem[];
-  stop(): Promise<void>;
-}
-
-/** Starts `node src/main.ts` and resolves once its "Rookery is serving" log line names the port. */
-async function startServer(options: RunOptions, engine: Engine, databaseUrl: string): Promise<Server> {
-  const dir = engineDir(options.dataDir, engine);
-  const logFile = join(dir, "server.log");
-  const log = createWriteStream(logFile, { flags: "w" });
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: process.env.HOME ?? dir,
-    ...benchEnvironment(databaseUrl, options.dataDir, engine),
-    PORT: "0",
-    BIND: "127.0.0.1",
-    LOG_LEVEL: options.logLevel,
-  };
-  // The data directory as working directory: a developer's .env in the repository stays out.
-  const child = spawn(process.execPath, [join(REPO_ROOT, "src", "main.ts")], {
-    cwd: dir,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const killOnExit = () => child.kill("SIGKILL");
-  process.on("exit", killOnExit);
-  const problems: LoggedProblem[] = [];
-  let pending = "";
-  let resolvePort!: (port: number) => void;
-  const portFound = new Promise<number>((resolve) => (resolvePort = resolve));
-
-  child.stdout!.pipe(log, { end: false });
-  child.stderr!.pipe(log, { end: false });
-  const stderrTail: string[] = [];
-  child.stderr!.on("data", (chunk: Buffer) => {
-    stderrTail.push(chunk.toString());
-    if (stderrTail.length > 20) stderrTail.shift();
-  });
-  child.stdout!.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) {
-      // Parse only what matters: the start-up line and warnings or worse (level ≥ 40).
-      const serving = line.includes("Rookery is serving");
-      if (!serving && !/"level":(4|5|6)\d/.test(line)) continue;
-      try {
-        const entry = JSON.parse(line) as { level: number; msg?: string; port?: number; time?: number };
-        if (serving && typeof entry.port === "number") resolvePort(entry.port);
-        if (entry.level >= 40)
-          problems.push({ at: entry.time ?? Date.now(), level: entry.level, msg: entry.msg ?? "", line });
-      } catch {
-        // not JSON: ignore
-      }
-    }
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>(
-    (_, reject) =>
-      (timer = setTimeout(() => reject(new Error(`the server did not start within 60 s; see ${logFile}`)), 60_000)),
-  );
-  const early = exited.then((code) => {
-    throw new Error(
-      `the server exited during start-up (code ${code}): ${stderrTail.join("").trim() || `see ${logFile}`}`,
-    );
-  });
-  let port: number;
-  try {
-    port = await Promise.race([portFound, early, timeout]);
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-
-  return {
-    child,
-    port,
-    logFile,
-    problems,
-    async stop() {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        const hard = setTimeout(() => child.kill("SIGKILL"), 30_000);
-        await exited;
-        clearTimeout(hard);
-      }
-      process.off("exit", killOnExit);
-      await new Promise<void>((resolve) => log.end(resolve));
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// CPU accounting (Linux /proc): where the time went during a scenario
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process, in seconds, and its command name. */
-function processCpu(pid: number | string): { comm: string; seconds: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const close = stat.lastIndexOf(")");
-    const comm = stat.slice(stat.indexOf("(") + 1, close);
-    const fields = stat.slice(close + 2).split(" ");
-    return { comm, seconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS };
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU seconds of every PostgreSQL process on the machine (all its databases, not only ours). */
-function postgresCpu(): number {
-  let total = 0;
-  try {
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      const cpu = processCpu(entry);
-      if (cpu?.comm === "postgres") total += cpu.seconds;
-    }
-  } catch {
-    return Number.NaN;
-  }
-  return total;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Running a scenario
 
 interface ScenarioResult {
@@ -635,57 +489,6 @@ interface ScenarioResult {
   dbCpu: number | undefined;
   clientCpu: number;
   problems: LoggedProblem[];
-}
-
-async function fire(
-  port: number,
-  connections: number,
-  duration: number,
-  next: () => Request,
-  samples?: Record<string, string[]>,
-  errors?: string[],
-  onTick?: (requests: number) => void,
-): Promise<Result> {
-  const instance = autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections,
-    duration,
-    timeout: 10,
-    requests: [
-      {
-        setupRequest: (request) => {
-          const r = next();
-          return {
-            ...request,
-            method: r.method ?? "GET",
-            path: r.path,
-            headers: { ...request.headers, ...r.headers },
-            body: r.body,
-          };
-        },
-        onResponse: samples
-          ? (status, body) => {
-              if (status >= 200 && status < 300) return;
-              const list = (samples[status] ??= []);
-              if (list.length < 3) list.push(body.slice(0, 300));
-            }
-          : undefined,
-      },
-    ],
-  });
-  if (errors) {
-    instance.on("reqError", (error: Error) => {
-      if (errors.length < 5) errors.push(error.message);
-    });
-  }
-  let total = 0;
-  if (onTick) {
-    instance.on("tick", (tick: { counter: number }) => {
-      total += tick.counter;
-      onTick(total);
-    });
-  }
-  return instance;
 }
 
 async function runScenario(
@@ -887,22 +690,10 @@ function engineSection(
 }
 
 function writeSection(file: string, engine: Engine, section: string): void {
-  const begin = `<!-- bench:${engine}:begin -->`;
-  const end = `<!-- bench:${engine}:end -->`;
-  let text = existsSync(file) ? readFileSync(file, "utf8") : skeleton();
-  const block = `${begin}\n${section}\n${end}`;
-  const from = text.indexOf(begin);
-  const to = text.indexOf(end);
-  if (from !== -1 && to > from) {
-    text = text.slice(0, from) + block + text.slice(to + end.length);
-  } else {
-    // Engines keep a fixed order: SQLite before PostgreSQL.
-    const postgresBegin = text.indexOf("<!-- bench:postgres:begin -->");
-    if (engine === "sqlite" && postgresBegin !== -1)
-      text = `${text.slice(0, postgresBegin)}${block}\n\n${text.slice(postgresBegin)}`;
-    else text = `${text.trimEnd()}\n\n${block}\n`;
-  }
-  writeFileSync(file, text);
+  const text = existsSync(file) ? readFileSync(file, "utf8") : skeleton();
+  // Engines keep a fixed order: SQLite before PostgreSQL.
+  const before = engine === "sqlite" ? "<!-- bench:postgres:begin -->" : undefined;
+  writeFileSync(file, replaceMarkedSection(text, engine, section, before));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -916,7 +707,11 @@ async function benchmarkEngine(options: RunOptions, engine: Engine): Promise<voi
     `[${engine}] ${state.databaseVersion}; ${state.statusesNow} statuses; load average ${load.map((l) => l.toFixed(2)).join(" ")}`,
   );
   const workingUrl = await prepareWorkingCopy(state.manifest.databaseUrl);
-  const server = await startServer(options, engine, workingUrl);
+  const server = await startServer(
+    engineDir(options.dataDir, engine),
+    benchEnvironment(workingUrl, options.dataDir, engine),
+    options.logLevel,
+  );
   say(`[${engine}] server pid ${server.child.pid} on 127.0.0.1:${server.port}; log ${server.logFile}`);
   const results: ScenarioResult[] = [];
   const runnable = options.scenarios.filter((scenario) => {

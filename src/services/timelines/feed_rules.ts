@@ -117,8 +117,16 @@ export function listRules(list: ListExpr, alias: string): RawBuilder<SqlBool> {
       AND lr.account_id = ${s("in_reply_to_account_id")} LIMIT 1 OFFSET 0))))`;
 }
 
-/** The boosted status of a boost `alias` is by an account not hidden from `viewer` (read time). */
-export function boostedNotHidden(viewer: string, alias: string): RawBuilder<SqlBool> {
-  return sql<SqlBool>`(${column(alias, "reblog_of_id")} IS NULL OR EXISTS (SELECT 1 FROM statuses boosted
-    WHERE boosted.id = ${column(alias, "reblog_of_id")} AND ${notHiddenFrom(viewer, sql.ref("boosted.account_id"))} LIMIT 1 OFFSET 0))`;
+/**
+ * Read time: the author of the status `alias` is not suspended, and for a boost, the boosted status
+ * is live, by an unsuspended account not hidden from `viewer`. With the fan-out's rules this is
+ * every visibility rule a stored feed entry needs (statuses/visibility.ts for the others).
+ */
+export function stillShown(viewer: string, alias: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`(NOT EXISTS (SELECT 1 FROM accounts gone WHERE gone.id = ${column(alias, "account_id")}
+      AND gone.suspended_at IS NOT NULL LIMIT 1 OFFSET 0)
+    AND (${column(alias, "reblog_of_id")} IS NULL OR EXISTS (SELECT 1 FROM statuses boosted
+      JOIN accounts boosted_author ON boosted_author.id = boosted.account_id
+      WHERE boosted.id = ${column(alias, "reblog_of_id")} AND boosted.deleted_at IS NULL
+        AND boosted_author.suspended_at IS NULL AND ${notHiddenFrom(viewer, sql.ref("boosted.account_id"))} LIMIT 1 OFFSET 0)))`;
 }

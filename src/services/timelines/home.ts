@@ -2,8 +2,9 @@
  * The home and list timelines, read from the stored feeds (timelines/feeds.ts) for the retention
  * window and from `statuses` below it, so every page is full whatever its age:
  * - the stored part is one backward range scan of the feed's primary key, joined to `statuses`,
- *   minus authors (and boosted authors) hidden from the viewer now: a block or mute takes effect
- *   on the next page even for entries written before it;
+ *   minus authors (and boosted authors) hidden from the viewer or suspended now: a block or mute
+ *   takes effect on the next page even for entries written before it. The fan-out checked the
+ *   rest of who may see what, so no second visibility pass runs;
  * - the older part scans `statuses` backwards by ID with the same rules as the fan-out, one probe
  *   of the viewer's follows (or the list's members) per row.
  */
@@ -13,8 +14,7 @@ import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { ListRow, StatusRow } from "../../db/schema.ts";
 import { compareIds } from "../../db/ids.ts";
 import { notHiddenFrom } from "../accounts/exclusions.ts";
-import { filterVisible } from "../statuses/find.ts";
-import { boostedNotHidden, homeRules, listRules } from "./feed_rules.ts";
+import { homeRules, listRules, stillShown } from "./feed_rules.ts";
 import { feedCutoffId } from "./feeds.ts";
 
 type PageReader = (page: PageParams) => Promise<StatusRow[]>;
@@ -56,12 +56,13 @@ export async function homeTimeline(ctx: Ctx, viewerId: string, page: PageParams)
     .where("e.account_id", "=", viewerId)
     .where("statuses.deleted_at", "is", null)
     .where(notHiddenFrom(viewerId, "statuses.account_id"))
-    .where(boostedNotHidden(viewerId, "statuses"))
+    .where(stillShown(viewerId, "statuses"))
     .where("e.status_id", ">=", cutoff);
   const older = db
     .selectFrom("statuses")
     .selectAll("statuses")
     .where("statuses.deleted_at", "is", null)
+    .where(stillShown(viewerId, "statuses"))
     .where((eb) =>
       eb.or([
         eb("statuses.account_id", "=", viewerId),
@@ -77,7 +78,7 @@ export async function homeTimeline(ctx: Ctx, viewerId: string, page: PageParams)
     page,
     cutoff,
   );
-  return filterVisible(ctx, rows, viewerId);
+  return rows;
 }
 
 /** A list's timeline: the posts and boosts of its members, by its replies policy. */
@@ -92,12 +93,13 @@ export async function listTimeline(ctx: Ctx, list: ListRow, page: PageParams): P
     .where("e.list_id", "=", list.id)
     .where("statuses.deleted_at", "is", null)
     .where(notHiddenFrom(owner, "statuses.account_id"))
-    .where(boostedNotHidden(owner, "statuses"))
+    .where(stillShown(owner, "statuses"))
     .where("e.status_id", ">=", cutoff);
   const older = db
     .selectFrom("statuses")
     .selectAll("statuses")
     .where("statuses.deleted_at", "is", null)
+    .where(stillShown(owner, "statuses"))
     .where(
       sql<boolean>`EXISTS (SELECT 1 FROM list_accounts lm WHERE lm.list_id = ${list.id} AND lm.account_id = statuses.account_id LIMIT 1 OFFSET 0)`,
     )
@@ -114,5 +116,5 @@ export async function listTimeline(ctx: Ctx, list: ListRow, page: PageParams): P
     page,
     cutoff,
   );
-  return filterVisible(ctx, rows, owner);
+  return rows;
 }

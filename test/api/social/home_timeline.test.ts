@@ -182,6 +182,25 @@ describe("the home timeline", () => {
     assert.deepEqual(await texts(viewer), []);
   });
 
+  test("a suspended author's posts and boosts of them leave home", async () => {
+    const [viewer, author, booster] = await Promise.all([user("sv"), user("sa"), user("sb")]);
+    await follow(server, viewer, author);
+    await follow(server, viewer, booster);
+    const post = await postStatus(server, author, { status: "soon gone" });
+    await postStatus(server, booster, { status: "stays" });
+    await drain();
+    await server.ctx.db.kysely.deleteFrom("home_feed_entries").where("status_id", "=", post.id).execute();
+    await api(booster, "POST", `/api/v1/statuses/${post.id}/reblog`);
+    await drain();
+    assert.deepEqual(await texts(viewer), ["boost:soon gone", "stays"]);
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ suspended_at: new Date().toISOString() })
+      .where("id", "=", author.account.id)
+      .execute();
+    assert.deepEqual(await texts(viewer), ["stays"]);
+  });
+
   test("followed hashtags bring public posts of anyone; unlisted and boosts do not come that way", async () => {
     const [viewer, poster] = await Promise.all([user("tv"), user("tp")]);
     await api(viewer, "POST", "/api/v1/tags/homefeedtag/follow");

@@ -67,7 +67,7 @@ export function homeRules(recipient: Expr, alias: string, options: HomeRuleOptio
     sql<SqlBool>`NOT EXISTS (SELECT 1 FROM mentions hm WHERE hm.status_id = ${s("id")} AND (
       EXISTS (SELECT 1 FROM blocks hb WHERE hb.account_id = ${recipient} AND hb.target_account_id = hm.account_id LIMIT 1 OFFSET 0)
       OR EXISTS (SELECT 1 FROM mutes hu WHERE hu.account_id = ${recipient} AND hu.target_account_id = hm.account_id
-        AND (hu.expires_at IS NULL OR hu.expires_at > ${new Date().toISOString()}) LIMIT 1 OFFSET 0)))`,
+        AND (hu.expires_at IS NULL OR hu.expires_at > ${new Date().toISOString()}) LIMIT 1 OFFSET 0)) LIMIT 1 OFFSET 0)`,
     sql<SqlBool>`(${s("reblog_of_id")} IS NOT NULL OR ${s("in_reply_to_account_id")} IS NULL
       OR ${s("in_reply_to_account_id")} = ${s("account_id")} OR ${s("in_reply_to_account_id")} = ${recipient}
       OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${recipient} AND rf.target_account_id = ${s("in_reply_to_account_id")} LIMIT 1 OFFSET 0))`,

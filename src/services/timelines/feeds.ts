@@ -50,22 +50,27 @@ export async function addToOwnFeed(tx: Kysely<Database>, status: StatusRow): Pro
 }
 
 /**
- * Runs `write(after, upTo)` for consecutive ranges of `FANOUT_BATCH` IDs of `ids` (a query
- * selecting one ID column, in ascending order), so no statement touches more than a batch.
+ * Runs `write(ids)` for consecutive batches of `FANOUT_BATCH` IDs of `ids` (a query selecting
+ * one ID column), in ascending order, so no statement touches more than a batch.
  */
 async function inBatches(
   ids: SelectQueryBuilder<Database, keyof Database, { id: string }>,
-  write: (after: string, upTo: string) => Promise<void>,
+  write: (batch: string[]) => Promise<void>,
 ): Promise<void> {
   let after = "-1";
   for (;;) {
     const rows = await ids.where(sql.ref("id"), ">", after).orderBy(sql.ref("id")).limit(FANOUT_BATCH).execute();
     if (rows.length === 0) return;
-    const upTo = rows[rows.length - 1]!.id;
-    await write(after, upTo);
+    await write(rows.map((r) => r.id));
     if (rows.length < FANOUT_BATCH) return;
-    after = upTo;
+    after = rows[rows.length - 1]!.id;
   }
+}
+
+/** The recipient `column` is a local account that is not suspended (a primary-key probe). */
+function localRecipient(column: string) {
+  return sql`EXISTS (SELECT 1 FROM accounts recipient WHERE recipient.id = ${sql.ref(column)}
+    AND recipient.domain IS NULL AND recipient.suspended_at IS NULL LIMIT 1 OFFSET 0)`;
 }
 
 /** Writes a status into the feeds of everyone local who follows its author, its hashtags or a list holding its author. */
@@ -86,13 +91,13 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<void> {
   });
   await inBatches(
     db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", author.id),
-    async (after, upTo) => {
+    async (batch) => {
+      // The batch's follow rows by primary key, the status by primary key, then per-row probes.
       await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
         SELECT f.account_id, s.id, CAST(${group} AS bigint) FROM follows f
-        JOIN accounts recipient ON recipient.id = f.account_id
         JOIN statuses s ON s.id = ${status.id}
-        WHERE f.target_account_id = ${author.id} AND f.id > ${after} AND f.id <= ${upTo}
-          AND recipient.domain IS NULL AND recipient.suspended_at IS NULL AND ${rules}
+        WHERE f.id IN (${sql.join(batch)}) AND f.target_account_id = ${author.id}
+          AND ${localRecipient("f.account_id")} AND ${rules}
         ON CONFLICT DO NOTHING`.execute(db);
     },
   );
@@ -115,13 +120,13 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<void> {
   });
   await inBatches(
     db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", author.id),
-    async (after, upTo) => {
+    async (batch) => {
       await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
         SELECT l.id, s.id, CAST(${group} AS bigint) FROM list_accounts la
         JOIN lists l ON l.id = la.list_id
         JOIN statuses s ON s.id = ${status.id}
-        WHERE la.account_id = ${author.id} AND la.id > ${after} AND la.id <= ${upTo}
-          AND ${listRules(listColumns("l"), "s")} AND ${inList}
+        WHERE la.id IN (${sql.join(batch)}) AND la.account_id = ${author.id}
+          AND ${localRecipient("l.account_id")} AND ${listRules(listColumns("l"), "s")} AND ${inList}
         ON CONFLICT DO NOTHING`.execute(db);
     },
   );
@@ -215,14 +220,8 @@ export async function rebuildHome(ctx: Ctx, accountId: string): Promise<void> {
   const db = ctx.db.kysely;
   await inBatches(
     db.selectFrom("follows").select("follows.id as id").where("follows.account_id", "=", accountId),
-    async (after, upTo) => {
-      const targets = await db
-        .selectFrom("follows")
-        .select("target_account_id")
-        .where("account_id", "=", accountId)
-        .where("id", ">", after)
-        .where("id", "<=", upTo)
-        .execute();
+    async (batch) => {
+      const targets = await db.selectFrom("follows").select("target_account_id").where("id", "in", batch).execute();
       for (const { target_account_id } of targets) await mergeIntoHome(ctx, accountId, target_account_id);
     },
   );
@@ -239,20 +238,9 @@ export async function rebuildAllFeeds(ctx: Ctx): Promise<number> {
   let count = 0;
   await inBatches(
     db.selectFrom("accounts").select("accounts.id as id").where("accounts.domain", "is", null),
-    async (after, upTo) => {
-      const accounts = await db
-        .selectFrom("accounts")
-        .select("id")
-        .where("domain", "is", null)
-        .where("id", ">", after)
-        .where("id", "<=", upTo)
-        .execute();
-      for (const account of accounts) {
-        await ctx.jobs.enqueue(
-          "feeds.rebuild",
-          { accountId: account.id },
-          { uniqueKey: `feeds.rebuild:${account.id}` },
-        );
+    async (batch) => {
+      for (const accountId of batch) {
+        await ctx.jobs.enqueue("feeds.rebuild", { accountId }, { uniqueKey: `feeds.rebuild:${accountId}` });
         count++;
       }
     },

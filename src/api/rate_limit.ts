@@ -110,6 +110,19 @@ export const ENDPOINT_THROTTLES = {
     key: (req) => `ip:${clientKey(req.ip)}`,
   },
   sign_in: { name: "sign_in", limit: 25, period: 5 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
+  /** Mastodon's model-level families: posting and editing statuses, and following accounts and tags. */
+  statuses: {
+    name: "statuses",
+    limit: 300,
+    period: 3 * 60 * MINUTE,
+    key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),
+  },
+  follows: {
+    name: "follows",
+    limit: 400,
+    period: 24 * 60 * MINUTE,
+    key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),
+  },
 } satisfies Record<string, Throttle>;
 
 export type EndpointThrottle = keyof typeof ENDPOINT_THROTTLES;
@@ -117,7 +130,7 @@ export type EndpointThrottle = keyof typeof ENDPOINT_THROTTLES;
 declare module "fastify" {
   interface FastifyContextConfig {
     /** Endpoint throttles that apply to this route besides the general API ones. */
-    throttles?: EndpointThrottle[];
+    throttles?: readonly EndpointThrottle[];
   }
 }
 

@@ -40,7 +40,8 @@ export default async function followRoutes(app: FastifyInstance, ctx: Ctx) {
   } satisfies Record<string, (viewer: AccountRow, target: AccountRow, input: ParamObject) => Promise<void>>;
 
   for (const [name, action] of Object.entries(actions)) {
-    app.post(`/api/v1/accounts/:id/${name}`, { preHandler: writeFollows }, async (req) => {
+    const throttles = name === "follow" ? (["follows"] as const) : [];
+    app.post(`/api/v1/accounts/:id/${name}`, { preHandler: writeFollows, config: { throttles } }, async (req) => {
       const viewer = userOf(req);
       const target = await targetAccount(ctx, toId(req.input.id));
       await action(viewer.account, target, req.input);

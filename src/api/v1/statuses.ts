@@ -90,8 +90,9 @@ function idempotencyKey(req: FastifyRequest): string | undefined {
 
 export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
   const readStatuses = app.auth({ optional: true, scopes: ["read:statuses"] });
+  const writeStatuses = app.auth({ scopes: ["write:statuses"], user: true });
 
-  app.post("/api/v1/statuses", { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) }, async (req) => {
+  app.post("/api/v1/statuses", { preHandler: writeStatuses, config: { throttles: ["statuses"] } }, async (req) => {
     const viewer = userOf(req);
     const author = { account: viewer.account, user: viewer.user, applicationId: viewer.applicationId };
     try {
@@ -127,7 +128,7 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
     return { ancestors: serialized.slice(0, ancestors.length), descendants: serialized.slice(ancestors.length) };
   });
 
-  app.put("/api/v1/statuses/:id", { preHandler: app.auth({ scopes: ["write:statuses"], user: true }) }, async (req) => {
+  app.put("/api/v1/statuses/:id", { preHandler: writeStatuses, config: { throttles: ["statuses"] } }, async (req) => {
     const viewer = userOf(req);
     const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);
     if (status.reblog_of_id) throw new NotFound();
@@ -153,7 +154,7 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
 
   app.delete(
     "/api/v1/statuses/:id",
-    { preHandler: app.auth({ scopes: ["write:statuses"], user: true }), config: { throttles: ["status_deletion"] } },
+    { preHandler: writeStatuses, config: { throttles: ["status_deletion"] } },
     async (req) => {
       const viewer = userOf(req);
       const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);

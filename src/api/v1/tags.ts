@@ -29,14 +29,18 @@ export default async function tagRoutes(app: FastifyInstance, ctx: Ctx) {
     return serializeTag(ctx, tag, req.viewer?.account ?? undefined);
   });
 
-  app.post("/api/v1/tags/:name/follow", { preHandler: writeFollows }, async (req) => {
-    const viewer = userOf(req);
-    return serializeTag(
-      ctx,
-      await followTag(ctx, viewer.account, tagNameOf(toStringParam(req.input.name))),
-      viewer.account,
-    );
-  });
+  app.post(
+    "/api/v1/tags/:name/follow",
+    { preHandler: writeFollows, config: { throttles: ["follows"] } },
+    async (req) => {
+      const viewer = userOf(req);
+      return serializeTag(
+        ctx,
+        await followTag(ctx, viewer.account, tagNameOf(toStringParam(req.input.name))),
+        viewer.account,
+      );
+    },
+  );
 
   app.post("/api/v1/tags/:name/unfollow", { preHandler: writeFollows }, async (req) => {
     const viewer = userOf(req);

@@ -338,3 +338,44 @@ describe("following", () => {
     assert.deepEqual(errorOf(rel), [403, "This action is outside the authorized scopes"]);
   });
 });
+
+describe("the follows rate limit (400 a day, account and tag follows together)", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await createTestServer();
+  });
+  after(() => server.close());
+
+  test("the 401st follow of a day from a client not on this machine is 429; loopback clients are not throttled", async () => {
+    const user = await createUser(server.ctx, "eager_follower");
+    const target = await createUser(server.ctx, "followed_last");
+    // Two tokens, so the per-token API limit (300 in five minutes) is not what stops them.
+    const tokens = [user.token, await tokenFor(server.ctx, user, "read write follow")];
+    const remote = (url: string, token: string) =>
+      server.app.inject({
+        method: "POST",
+        url,
+        headers: { authorization: `Bearer ${token}` },
+        remoteAddress: "203.0.113.9",
+      });
+    const first = await remote("/api/v1/tags/ratelimit0/follow", tokens[0]!);
+    assert.equal(first.statusCode, 200);
+    for (let i = 1; i < 400; i++) {
+      const res = await remote(`/api/v1/tags/ratelimit${i}/follow`, tokens[i % 2]!);
+      assert.equal(res.statusCode, 200, `follow ${i}: ${res.body}`);
+    }
+    const refused = await remote(`/api/v1/accounts/${target.account.id}/follow`, tokens[0]!);
+    assert.deepEqual(errorOf(refused), [429, "Too many requests"]);
+    assert.equal(refused.headers["x-ratelimit-limit"], "400");
+    assert.equal(refused.headers["x-ratelimit-remaining"], "0");
+    // Nothing was followed by the refused request; other write endpoints still answer.
+    const rel = await get(server.app, `/api/v1/accounts/relationships?id[]=${target.account.id}`, tokens[1]);
+    assert.equal((rel.json() as Relationship[])[0]!.following, false);
+    const unfollow = await remote(`/api/v1/tags/ratelimit0/unfollow`, tokens[1]!);
+    assert.equal(unfollow.statusCode, 200);
+    const local = await request(server.app, "POST", `/api/v1/accounts/${target.account.id}/follow`, {
+      token: user.token,
+    });
+    assert.equal(local.statusCode, 200);
+  });
+});

@@ -16,6 +16,7 @@ import {
   standardAccounts,
   statusJson,
   statusRowCount,
+  tokenFor,
   uploadImage,
   type StandardAccounts,
   type TestServer,
@@ -302,6 +303,33 @@ describe("POST /api/v1/statuses", () => {
       const reply = await postStatus(server, follower, { status: "@lucy hi", in_reply_to_id: secret.id });
       assert.equal(reply.in_reply_to_id, secret.id);
     });
+  });
+
+  test("posting and editing share Mastodon's limit of 300 in three hours for clients not on this machine", async () => {
+    const user = await createUser(server.ctx, "prolific");
+    // Two tokens, so the per-token API limit (300 in five minutes) is not what stops them.
+    const tokens = [user.token, await tokenFor(server.ctx, user, "read write")];
+    const remote = (method: "POST" | "PUT", url: string, i: number, status: string) =>
+      server.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${tokens[i % 2]}` },
+        payload: { status },
+        remoteAddress: "203.0.113.8",
+      });
+    const first = await remote("POST", "/api/v1/statuses", 0, "post 0");
+    assert.equal(first.statusCode, 200);
+    const firstId = (first.json() as { id: string }).id;
+    for (let i = 1; i < 299; i++)
+      assert.equal((await remote("POST", "/api/v1/statuses", i, `post ${i}`)).statusCode, 200);
+    assert.equal((await remote("PUT", `/api/v1/statuses/${firstId}`, 1, "post 0, edited")).statusCode, 200);
+    const refused = await remote("POST", "/api/v1/statuses", 0, "one too many");
+    assert.deepEqual(errorOf(refused), [429, "Too many requests"]);
+    assert.equal(refused.headers["x-ratelimit-limit"], "300");
+    assert.equal(refused.headers["x-ratelimit-remaining"], "0");
+    assert.equal(await statusRowCount(server, user), 299);
+    // A client on this machine is not throttled.
+    assert.equal((await post(server, user.token, { status: "from loopback" })).statusCode, 200);
   });
 
   // Mastodon's authorization checks, the scopes that are close to write:statuses included.

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -128,6 +129,33 @@ export function assertBenchDatabaseName(name: string): void {
     throw new BenchError(
       `refusing to recreate PostgreSQL database "${name}": benchmark databases must be named rookery_bench…`,
     );
+  }
+}
+
+/**
+ * Drops the benchmark database of `url` (named rookery_bench…) and creates it again, empty or as a
+ * copy of `template`, waiting for connections still leaving the template.
+ */
+export async function recreatePostgresDatabase(url: string, template?: string): Promise<void> {
+  const name = postgresDatabaseName(url);
+  assertBenchDatabaseName(name);
+  const client = new pg.Client({ connectionString: postgresMaintenanceUrl(url) });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    const from = template === undefined ? "" : ` TEMPLATE "${postgresDatabaseName(template)}"`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.query(`CREATE DATABASE "${name}"${from}`);
+        return;
+      } catch (error) {
+        // The seed's or the inspection's connections may take a moment to go away.
+        if (attempt >= 40 || !/being accessed by other users/.test(String(error))) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  } finally {
+    await client.end();
   }
 }
 

@@ -12,11 +12,9 @@ import { cpus, loadavg } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import pg from "pg";
 import { openDatabase } from "../src/db/connect.ts";
 import { digest } from "../src/services/auth/tokens.ts";
 import {
-  assertBenchDatabaseName,
   benchEnvironment,
   DEFAULT_DATA_DIR,
   DEFAULT_POSTGRES_URL,
@@ -27,8 +25,6 @@ import {
   gitCommit,
   MANIFEST_FORMAT,
   manifestPath,
-  postgresDatabaseName,
-  postgresMaintenanceUrl,
   Random,
   REPO_ROOT,
   sentence,
@@ -36,6 +32,7 @@ import {
   workingDatabaseUrl,
   type Engine,
   type Manifest,
+  recreatePostgresDatabase,
 } from "./common.ts";
 import {
   fire,
@@ -444,25 +441,7 @@ async function prepareWorkingCopy(seedUrl: string): Promise<string> {
     if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
     return target;
   }
-  const name = postgresDatabaseName(target);
-  assertBenchDatabaseName(name);
-  const client = new pg.Client({ connectionString: postgresMaintenanceUrl(seedUrl) });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await client.query(`CREATE DATABASE "${name}" TEMPLATE "${postgresDatabaseName(seedUrl)}"`);
-        break;
-      } catch (error) {
-        // The seed's or the inspection's connections may take a moment to go away.
-        if (attempt >= 40 || !/being accessed by other users/.test(String(error))) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
-  } finally {
-    await client.end();
-  }
+  await recreatePostgresDatabase(target, seedUrl);
   return target;
 }
 

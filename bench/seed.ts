@@ -12,7 +12,6 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import pg from "pg";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Ctx } from "../src/context.ts";
@@ -27,7 +26,6 @@ import { prepareStatus } from "../src/services/statuses/prepare.ts";
 import { reblog } from "../src/services/statuses/interactions.ts";
 import type { Visibility } from "../src/services/statuses/validate.ts";
 import {
-  assertBenchDatabaseName,
   BenchError,
   benchEnvironment,
   cumulativeWeights,
@@ -40,8 +38,6 @@ import {
   gitCommit,
   MANIFEST_FORMAT,
   manifestPath,
-  postgresDatabaseName,
-  postgresMaintenanceUrl,
   Progress,
   Random,
   runPool,
@@ -53,6 +49,7 @@ import {
   type Manifest,
   type ManifestThread,
   type ManifestToken,
+  recreatePostgresDatabase,
 } from "./common.ts";
 
 const HELP = `Usage: node bench/seed.ts [options]
@@ -398,16 +395,7 @@ async function recreateDatabase(options: SeedOptions): Promise<void> {
     mkdirSync(dirname(file), { recursive: true });
     return;
   }
-  const name = postgresDatabaseName(options.databaseUrl);
-  assertBenchDatabaseName(name);
-  const client = new pg.Client({ connectionString: postgresMaintenanceUrl(options.databaseUrl) });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
+  await recreatePostgresDatabase(options.databaseUrl);
 }
 
 async function insertInChunks<T extends object>(

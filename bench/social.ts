@@ -18,7 +18,6 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import Fastify from "fastify";
 import { sql } from "kysely";
-import pg from "pg";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Ctx } from "../src/context.ts";
@@ -29,17 +28,15 @@ import { insertApplication, OOB_REDIRECT_URI } from "../src/services/auth/applic
 import { issueAccessToken } from "../src/services/auth/tokens.ts";
 import { fanOutStatus } from "../src/services/timelines/feeds.ts";
 import {
-  assertBenchDatabaseName,
   benchEnvironment,
   DEFAULT_DATA_DIR,
   gitCommit,
-  postgresDatabaseName,
-  postgresMaintenanceUrl,
   Progress,
   Random,
   REPO_ROOT,
   sentence,
   type Engine,
+  recreatePostgresDatabase,
 } from "./common.ts";
 import { fire, replaceMarkedSection, startServer, type Request } from "./server.ts";
 
@@ -137,16 +134,7 @@ async function recreate(options: Options, engine: Engine): Promise<void> {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
     return;
   }
-  const name = postgresDatabaseName(options.postgresUrl);
-  assertBenchDatabaseName(name);
-  const client = new pg.Client({ connectionString: postgresMaintenanceUrl(options.postgresUrl) });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
+  await recreatePostgresDatabase(options.postgresUrl);
 }
 
 async function insertChunked(

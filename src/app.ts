@@ -13,6 +13,7 @@ import emailRoutes from "./api/v1/emails.ts";
 import followRoutes from "./api/v1/follows.ts";
 import listRoutes from "./api/v1/lists.ts";
 import conversationRoutes from "./api/v1/conversations.ts";
+import markerRoutes from "./api/v1/markers.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -66,6 +67,7 @@ const ROUTES: RouteModule[] = [
   followRoutes,
   listRoutes,
   conversationRoutes,
+  markerRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

@@ -12,6 +12,7 @@ import { feeds } from "./migrations/0013_feeds.ts";
 import { conversations } from "./migrations/0014_conversations.ts";
 import { search } from "./migrations/0015_search.ts";
 import { trends } from "./migrations/0016_trends.ts";
+import { markers } from "./migrations/0017_markers.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   conversations,
   search,
   trends,
+  markers,
 ];
 
 /**

@@ -402,6 +402,18 @@ export interface AccountConversationsTable {
   updated_at: Timestamp;
 }
 
+/** A user's reading position in a timeline. */
+export interface MarkersTable {
+  id: string;
+  user_id: string;
+  timeline: "home" | "notifications";
+  last_read_id: string;
+  /** Advances by one on every update; an update names the version it read (optimistic lock). */
+  version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** One place of a ranking computed by the trends job. */
 export interface TrendsTable {
   kind: "tags" | "statuses" | "links" | "accounts";
@@ -631,6 +643,7 @@ export interface Database {
   home_feed_entries: HomeFeedEntriesTable;
   list_feed_entries: ListFeedEntriesTable;
   account_conversations: AccountConversationsTable;
+  markers: MarkersTable;
   trends: TrendsTable;
 }
 
@@ -658,3 +671,4 @@ export type FollowRequestRow = Selectable<FollowRequestsTable>;
 export type MuteRow = Selectable<MutesTable>;
 export type ListRow = Selectable<ListsTable>;
 export type AccountConversationRow = Selectable<AccountConversationsTable>;
+export type MarkerRow = Selectable<MarkersTable>;

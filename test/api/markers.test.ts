@@ -16,7 +16,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../kit.ts";
-import { validateSchema } from "../openapi.ts";
+import { openApiSkip, validateSchema } from "../openapi.ts";
 
 interface Marker {
   last_read_id: string;
@@ -54,7 +54,6 @@ describe("/api/v1/markers", () => {
     assert.deepEqual(Object.keys(first.json() as Markers), ["home"]);
     assert.equal(created.last_read_id, "103194548672408537");
     assert.equal(created.version, 0);
-    assert.deepEqual(validateSchema("Marker", created), []);
     assert.ok(Date.parse(created.updated_at) <= Date.now());
 
     const second = await save(u, { home: { last_read_id: "103194548672408600" } });
@@ -63,6 +62,13 @@ describe("/api/v1/markers", () => {
     assert.deepEqual(Object.keys(both), ["home"]);
     assert.equal(both.home!.last_read_id, "103194548672408600");
     assert.equal(both.home!.version, 1);
+  });
+
+  test("a Marker matches Mastodon's OpenAPI schema", { skip: openApiSkip }, async () => {
+    const u = await user();
+    const res = await save(u, { home: { last_read_id: "103194548672408537" } });
+    assert.deepEqual(validateSchema("Marker", (res.json() as Markers).home), []);
+    assert.deepEqual(validateSchema("Marker", (await read(u)).home), []);
   });
 
   test("form fields, JSON numbers and both timelines at once; only the timelines asked for are read", async () => {

@@ -545,6 +545,10 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
       () => searchAccounts(server.ctx, busy(), "user", { following: true, limit: 20, offset: 0 }),
     ],
     ["search hashtags", () => searchHashtags(server.ctx, "tag1", { limit: 20, offset: 0 })],
+    [
+      "search hashtags, exclude_unreviewed",
+      () => searchHashtags(server.ctx, "tag1", { excludeUnreviewed: true, limit: 20, offset: 0 }),
+    ],
     // Friends of friends count the follows of the user's 50 latest follows, most shared first.
     ["follow suggestions", () => suggestionsFor(server.ctx, busy(), { limit: 40, offset: 0 })],
     // A word in a tenth of all posts. PostgreSQL reads these 6,000 rows whole (cheaper at this size);

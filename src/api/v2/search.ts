@@ -36,6 +36,7 @@ export default async function searchRoutes(app: FastifyInstance, ctx: Ctx) {
       resolve,
       following: toBoolean(req.input.following) === true,
       accountId: toId(req.input.account_id),
+      excludeUnreviewed: toBoolean(req.input.exclude_unreviewed) === true,
       ...page,
     });
     const [accounts, statuses, hashtags] = await Promise.all([

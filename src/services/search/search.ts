@@ -4,7 +4,9 @@
  * - Accounts: every word a prefix of the username, display name or domain; an exact `user` or
  *   `user@domain` first; then the most followed. Suspended, unconfirmed and blocking or blocked
  *   accounts are left out; `following` keeps the ones the viewer follows.
- * - Hashtags: names starting with the query, shortest first.
+ * - Hashtags: names starting with the query, shortest first. With `excludeUnreviewed`, only
+ *   tags a moderator reviewed, and the tag named exactly as the query; Rookery has no tag review
+ *   yet, so that is the exact tag alone (what Mastodon answers when nothing was reviewed).
  * - Statuses (signed-in viewers only, as in Mastodon): every word in the text or content warning,
  *   among the viewer's own posts, the posts that mention them or that they favourited,
  *   bookmarked or boosted, and public posts of authors who opted in to search (`indexable`);
@@ -31,6 +33,8 @@ export interface SearchOptions {
   following: boolean;
   /** Statuses: only by this account. */
   accountId?: string;
+  /** Hashtags: only reviewed ones and the exact match (clients ask for it to suggest trends). */
+  excludeUnreviewed?: boolean;
   limit: number;
   offset: number;
 }
@@ -147,7 +151,7 @@ async function candidatesInclude(
 export async function searchHashtags(
   ctx: Ctx,
   query: string,
-  options: Pick<SearchOptions, "limit" | "offset">,
+  options: Pick<SearchOptions, "excludeUnreviewed" | "limit" | "offset">,
 ): Promise<TagRow[]> {
   const prefix = query
     .trim()
@@ -156,7 +160,10 @@ export async function searchHashtags(
     .toLowerCase();
   if (!prefix || options.limit <= 0 || !/^[\p{L}\p{M}\p{N}_·・\u200c]+$/u.test(prefix)) return [];
   let tags = ctx.db.kysely.selectFrom("tags").selectAll();
-  if (ctx.db.engine === "sqlite") {
+  if (options.excludeUnreviewed) {
+    // No tag is reviewed (there is no tag review yet): the exact name is all that is left.
+    tags = tags.where(sql<SqlBool>`lower(name) = ${prefix}`);
+  } else if (ctx.db.engine === "sqlite") {
     // A range on the lower(name) index: every name with the prefix, and only those (binary order).
     const next = prefix.slice(0, -1) + String.fromCodePoint(prefix.codePointAt(prefix.length - 1)! + 1);
     tags = tags

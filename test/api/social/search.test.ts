@@ -114,6 +114,15 @@ describe("search", () => {
       assert.deepEqual(names(await search(q("nothing_like_it"))), []);
       assert.deepEqual(names(await search(q("searcht", "&type=hashtags&limit=1&offset=1"))), ["searchtagging"]);
     });
+
+    test("exclude_unreviewed keeps the exact tag only, as no tag has been reviewed", async () => {
+      await postStatus(server, author, { status: "#reviewme #reviewmelater" });
+      const names = (r: Results) => r.hashtags.map((h) => h.name);
+      assert.deepEqual(names(await search(q("reviewme", "&exclude_unreviewed=true"))), ["reviewme"]);
+      assert.deepEqual(names(await search(q("#REVIEWME", "&exclude_unreviewed=1"))), ["reviewme"]);
+      assert.deepEqual(names(await search(q("review", "&exclude_unreviewed=true"))), []);
+      assert.deepEqual(names(await search(q("reviewme", "&exclude_unreviewed=false"))), ["reviewme", "reviewmelater"]);
+    });
   });
 
   describe("statuses", () => {

@@ -14,6 +14,7 @@ import followRoutes from "./api/v1/follows.ts";
 import listRoutes from "./api/v1/lists.ts";
 import conversationRoutes from "./api/v1/conversations.ts";
 import markerRoutes from "./api/v1/markers.ts";
+import notificationRoutes from "./api/v1/notifications.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -68,6 +69,7 @@ const ROUTES: RouteModule[] = [
   listRoutes,
   conversationRoutes,
   markerRoutes,
+  notificationRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

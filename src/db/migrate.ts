@@ -13,6 +13,7 @@ import { conversations } from "./migrations/0014_conversations.ts";
 import { search } from "./migrations/0015_search.ts";
 import { trends } from "./migrations/0016_trends.ts";
 import { markers } from "./migrations/0017_markers.ts";
+import { notifications } from "./migrations/0018_notifications.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -31,6 +32,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   search,
   trends,
   markers,
+  notifications,
 ];
 
 /**

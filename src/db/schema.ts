@@ -35,6 +35,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "hide_totals",
   "hide_notifications",
   "exclusive",
+  "dismissed",
 ]);
 
 export interface AccountsTable {
@@ -272,6 +273,41 @@ export interface NotificationsTable {
   activity_id: string | null;
   group_key: string | null;
   filtered: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** What the notification policy does with one kind of sender. */
+export type PolicyAction = "accept" | "filter" | "drop";
+
+/** A receiver's notification policy; absent: the defaults. */
+export interface NotificationPoliciesTable {
+  id: string;
+  account_id: string;
+  for_not_following: PolicyAction;
+  for_not_followers: PolicyAction;
+  for_new_accounts: PolicyAction;
+  for_private_mentions: PolicyAction;
+  for_limited_accounts: PolicyAction;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A sender whose notifications the receiver accepted (an accepted request): never filtered. */
+export interface NotificationPermissionsTable {
+  id: string;
+  account_id: string;
+  from_account_id: string;
+  created_at: Timestamp;
+}
+
+/** The filtered mentions of one sender, waiting for the receiver to accept or dismiss them. */
+export interface NotificationRequestsTable {
+  id: string;
+  account_id: string;
+  from_account_id: string;
+  last_status_id: string | null;
+  dismissed: Flag;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -645,6 +681,9 @@ export interface Database {
   account_conversations: AccountConversationsTable;
   markers: MarkersTable;
   trends: TrendsTable;
+  notification_policies: NotificationPoliciesTable;
+  notification_permissions: NotificationPermissionsTable;
+  notification_requests: NotificationRequestsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -672,3 +711,5 @@ export type MuteRow = Selectable<MutesTable>;
 export type ListRow = Selectable<ListsTable>;
 export type AccountConversationRow = Selectable<AccountConversationsTable>;
 export type MarkerRow = Selectable<MarkersTable>;
+export type NotificationPolicyRow = Selectable<NotificationPoliciesTable>;
+export type NotificationRequestRow = Selectable<NotificationRequestsTable>;

@@ -10,6 +10,13 @@ import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.
 import { pruneTranslations } from "../services/translation/translate.ts";
 import { refreshTrends } from "../services/trends/trends.ts";
 import {
+  notifyOfEdit,
+  notifyOfNewStatus,
+  notifyOfPollEnd,
+  runNotificationJob,
+  type NotificationJob,
+} from "../services/notifications/triggers.ts";
+import {
   fanOutStatus,
   mergeIntoHome,
   mergeIntoList,
@@ -65,7 +72,18 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed expired mutes");
   });
   ctx.jobs.recurring("mutes.expire", HOUR);
-  ctx.jobs.register("feeds.fanout", (payload) => fanOutStatus(ctx, (payload as { statusId: string }).statusId));
+  ctx.jobs.register("feeds.fanout", async (payload) => {
+    // Both steps may run again on a retry: feeds ignore repeated entries, notifications repeated activities.
+    const { statusId } = payload as { statusId: string };
+    await fanOutStatus(ctx, statusId);
+    await notifyOfNewStatus(ctx, statusId);
+  });
+  ctx.jobs.register("notifications.notify", (payload) => runNotificationJob(ctx, payload as NotificationJob));
+  ctx.jobs.register("notifications.edit", (payload) => {
+    const { statusId, addedMentionIds } = payload as { statusId: string; addedMentionIds: string[] };
+    return notifyOfEdit(ctx, statusId, addedMentionIds);
+  });
+  ctx.jobs.register("notifications.poll", (payload) => notifyOfPollEnd(ctx, (payload as { pollId: string }).pollId));
   ctx.jobs.register("feeds.merge", (payload) => {
     const { accountId, targetId } = payload as { accountId: string; targetId: string };
     return mergeIntoHome(ctx, accountId, targetId);

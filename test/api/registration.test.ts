@@ -401,6 +401,7 @@ describe("POST /api/v1/accounts", () => {
   test("staff who manage users get an admin.sign_up notification; others do not", async () => {
     const res = await register(signUp({ username: "notified" }));
     assert.equal(res.statusCode, 200);
+    await server.ctx.jobs.drain();
     const account = await server.ctx.db.kysely
       .selectFrom("accounts")
       .select("id")

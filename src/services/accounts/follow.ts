@@ -13,6 +13,7 @@ import { accountPageOf, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow, Database, FollowRequestRow } from "../../db/schema.ts";
 import { Forbidden, NotFound } from "../../errors.ts";
 import type { JobQueue } from "../../jobs/queue.ts";
+import { enqueueNotification, removeNotificationsOf } from "../notifications/triggers.ts";
 import { removeFromHome, removeFromList } from "../timelines/feeds.ts";
 import { findVisibleAccount } from "./lookup.ts";
 
@@ -110,14 +111,22 @@ async function insertFollow(
   options: FollowOptions,
   now: string,
 ): Promise<boolean> {
+  const row = newFollowRow(followerId, followedId, options, now);
   const inserted = await tx
     .insertInto("follows")
-    .values(newFollowRow(followerId, followedId, options, now))
+    .values(row)
     .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
     await moveCounters(tx, followerId, followedId, 1);
     await jobs.enqueueWith(tx, "feeds.merge", { accountId: followerId, targetId: followedId });
+    await enqueueNotification(jobs, tx, {
+      type: "follow",
+      receiverId: followedId,
+      fromId: followerId,
+      activityType: "Follow",
+      activityId: row.id,
+    });
     return true;
   }
   const changes = changedSettings(options);
@@ -158,11 +167,20 @@ export async function followAccount(
       await insertFollow(ctx.jobs, tx, follower.id, target.id, options, now);
       return;
     }
+    const request = newFollowRow(follower.id, target.id, options, now);
     const inserted = await tx
       .insertInto("follow_requests")
-      .values(newFollowRow(follower.id, target.id, options, now))
+      .values(request)
       .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
       .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0)
+      await enqueueNotification(ctx.jobs, tx, {
+        type: "follow_request",
+        receiverId: target.id,
+        fromId: follower.id,
+        activityType: "FollowRequest",
+        activityId: request.id,
+      });
     const changes = changedSettings(options);
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0 && Object.keys(changes).length > 0) {
       await tx
@@ -180,11 +198,17 @@ export async function followAccount(
 export async function unfollowAccount(ctx: Ctx, follower: AccountRow, followed: AccountRow): Promise<void> {
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await removeFollow(tx, follower.id, followed.id);
-    await tx
+    const withdrawn = await tx
       .deleteFrom("follow_requests")
       .where("account_id", "=", follower.id)
       .where("target_account_id", "=", followed.id)
+      .returning("id")
       .execute();
+    await removeNotificationsOf(
+      tx,
+      "FollowRequest",
+      withdrawn.map((r) => r.id),
+    );
     await leaveLists(tx, follower.id, followed.id);
   });
 }
@@ -209,8 +233,14 @@ export async function removeFollow(tx: Transaction<Database>, followerId: string
     .deleteFrom("follows")
     .where("account_id", "=", followerId)
     .where("target_account_id", "=", followedId)
-    .executeTakeFirst();
-  if (Number(removed.numDeletedRows) > 0) {
+    .returning("id")
+    .execute();
+  await removeNotificationsOf(
+    tx,
+    "Follow",
+    removed.map((r) => r.id),
+  );
+  if (removed.length > 0) {
     await moveCounters(tx, followerId, followedId, -1);
     await leaveLists(tx, followerId, followedId);
     await removeFromHome(tx, followerId, followedId);
@@ -240,6 +270,7 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const claimed = await tx.deleteFrom("follow_requests").where("id", "=", request.id).executeTakeFirst();
     if (Number(claimed.numDeletedRows) === 0) throw new NotFound();
+    await removeNotificationsOf(tx, "FollowRequest", [request.id]);
     await insertFollow(
       ctx.jobs,
       tx,
@@ -255,7 +286,10 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
 /** `owner` declines the request of `requester`. */
 export async function rejectFollowRequest(ctx: Ctx, owner: AccountRow, requester: AccountRow): Promise<void> {
   const request = await pendingRequest(ctx.db.kysely, requester, owner);
-  await ctx.db.kysely.deleteFrom("follow_requests").where("id", "=", request.id).execute();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    await tx.deleteFrom("follow_requests").where("id", "=", request.id).execute();
+    await removeNotificationsOf(tx, "FollowRequest", [request.id]);
+  });
 }
 
 /** A page of the requests waiting for `owner`, newest first, paged by the request rows' IDs. */

@@ -1,5 +1,4 @@
 import type { Ctx } from "../../context.ts";
-import { newId } from "../../db/ids.ts";
 import { applicationById } from "../../db/queries/applications.ts";
 import type { ApplicationRow } from "../../db/schema.ts";
 import { Forbidden, ValidationFailed } from "../../errors.ts";
@@ -8,6 +7,7 @@ import { loadSettings } from "../instance/settings.ts";
 import { sendConfirmation } from "./confirmation.ts";
 import { createLocalUser, type LocalUser } from "./create.ts";
 import { hasPermission } from "./roles.ts";
+import { enqueueNotification } from "../notifications/triggers.ts";
 import { describeDetails, validateNewUser, type ErrorCode, type ErrorDetails } from "./validation.ts";
 
 export interface RegistrationParams {
@@ -123,20 +123,15 @@ async function notifyStaffOfSignUp(ctx: Ctx, accountId: string): Promise<void> {
     .execute();
   const receivers = staff.filter((s) => hasPermission(s, "manage_users"));
   if (receivers.length === 0) return;
-  const now = new Date().toISOString();
-  await ctx.db.kysely
-    .insertInto("notifications")
-    .values(
-      receivers.map((r) => ({
-        id: newId(),
-        account_id: r.account_id,
-        from_account_id: accountId,
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    for (const r of receivers)
+      await enqueueNotification(ctx.jobs, tx, {
         type: "admin.sign_up",
-        activity_type: "Account",
-        activity_id: accountId,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
+        receiverId: r.account_id,
+        fromId: accountId,
+        activityType: "Account",
+        activityId: accountId,
+      });
+  });
+  ctx.jobs.wake();
 }

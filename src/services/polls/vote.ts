@@ -65,17 +65,22 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
 }
 
 /**
- * Ends a poll at its expiry (the `polls.close` job). Runs once per poll: `closed_at` marks it, so
- * the notifications of the notifications capability go out once.
+ * Ends a poll at its expiry (the `polls.close` job). Runs once per poll: `closed_at` marks it, and
+ * the job that notifies its author and voters is enqueued with the mark, so they hear of it once.
  */
 export async function closePoll(ctx: Ctx, pollId: string, now = Date.now()): Promise<boolean> {
   const poll = await ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", pollId).executeTakeFirst();
   if (!poll || poll.closed_at || !isPollExpired(poll, now)) return false;
-  const result = await ctx.db.kysely
-    .updateTable("polls")
-    .set({ closed_at: new Date(now).toISOString() })
-    .where("id", "=", pollId)
-    .where("closed_at", "is", null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return ctx.db.kysely.transaction().execute(async (tx) => {
+    const result = await tx
+      .updateTable("polls")
+      .set({ closed_at: new Date(now).toISOString() })
+      .where("id", "=", pollId)
+      .where("closed_at", "is", null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    // Its author and its voters learn of the end: once, with the closing.
+    await ctx.jobs.enqueueWith(tx, "notifications.poll", { pollId });
+    return true;
+  });
 }

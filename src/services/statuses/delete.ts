@@ -2,6 +2,7 @@ import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
 import { removeFromConversations } from "../conversations/conversations.ts";
+import { removeNotificationsOf } from "../notifications/triggers.ts";
 
 /**
  * Deletes a status and the boosts of it, keeping every counter right: the authors' statuses
@@ -43,6 +44,8 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
         .execute();
     }
     if (deleted.reblog_of_id) {
+      // The boosted author's notification goes with the boost (a post's own go with it by cascade).
+      await removeNotificationsOf(tx, "Status", [deleted.id]);
       await tx
         .updateTable("statuses")
         .set((eb) => ({ reblogs_count: eb("reblogs_count", "-", 1) }))

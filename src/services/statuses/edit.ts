@@ -123,20 +123,10 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
       .where("status_id", "=", status.id)
       .execute();
     const known = new Set(existingMentions.map((m) => m.account_id));
-    const added = formatted.mentions.filter((a) => !known.has(a.id));
-    if (added.length)
-      await tx
-        .insertInto("mentions")
-        .values(
-          added.map((a) => ({
-            id: newId(),
-            status_id: status.id,
-            account_id: a.id,
-            silent: false,
-            created_at: nowIso,
-          })),
-        )
-        .execute();
+    const added = formatted.mentions
+      .filter((a) => !known.has(a.id))
+      .map((a) => ({ id: newId(), status_id: status.id, account_id: a.id, silent: false, created_at: nowIso }));
+    if (added.length) await tx.insertInto("mentions").values(added).execute();
     const keep = new Set(formatted.mentions.map((a) => a.id));
     const dropped = existingMentions.filter((m) => !keep.has(m.account_id)).map((m) => m.account_id);
     // Mentions that left the text become silent: those accounts keep access to a post addressed to them.
@@ -211,6 +201,11 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
       .returningAll()
       .executeTakeFirstOrThrow();
     await snapshot(tx, updated, nowIso);
+    // Boosters learn of the edit, newly mentioned accounts of the mention.
+    await ctx.jobs.enqueueWith(tx, "notifications.edit", {
+      statusId: status.id,
+      addedMentionIds: added.map((m) => m.id),
+    });
     if (text !== status.text) {
       // A changed text may link elsewhere: the card is fetched again, as Mastodon resets it on edit.
       await detachCard(tx, status.id);

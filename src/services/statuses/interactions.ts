@@ -4,6 +4,7 @@ import { lockAccountRow } from "../../db/queries/accounts.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
+import { enqueueNotification, removeNotificationsOf } from "../notifications/triggers.ts";
 import { addToOwnFeed } from "../timelines/feeds.ts";
 import { deleteStatus } from "./delete.ts";
 import { findVisibleStatus } from "./find.ts";
@@ -30,10 +31,11 @@ type CountedTable = "favourites";
 
 /** Adds the viewer's favourite (idempotent); the count moves only when a row was added. */
 export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<StatusRow> {
+  const id = newId();
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const inserted = await tx
       .insertInto("favourites" satisfies CountedTable)
-      .values({ id: newId(), account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
+      .values({ id, account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
       .onConflict((oc) => oc.columns(["account_id", "status_id"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
@@ -42,8 +44,17 @@ export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow)
         .set((eb) => ({ favourites_count: eb("favourites_count", "+", 1) }))
         .where("id", "=", status.id)
         .execute();
+      await enqueueNotification(ctx.jobs, tx, {
+        type: "favourite",
+        receiverId: status.account_id,
+        fromId: viewer.id,
+        activityType: "Favourite",
+        activityId: id,
+        statusId: status.id,
+      });
     }
   });
+  ctx.jobs.wake();
   return reload(ctx, status.id);
 }
 
@@ -53,8 +64,14 @@ export async function unfavourite(ctx: Ctx, viewer: AccountRow, status: StatusRo
       .deleteFrom("favourites")
       .where("account_id", "=", viewer.id)
       .where("status_id", "=", status.id)
-      .executeTakeFirst();
-    if (Number(removed.numDeletedRows) > 0) {
+      .returning("id")
+      .execute();
+    await removeNotificationsOf(
+      tx,
+      "Favourite",
+      removed.map((r) => r.id),
+    );
+    if (removed.length > 0) {
       await tx
         .updateTable("statuses")
         .set((eb) => ({ favourites_count: eb("favourites_count", "-", 1) }))

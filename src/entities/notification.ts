@@ -1,0 +1,57 @@
+import type { Ctx } from "../context.ts";
+import { accountsByIds } from "../db/queries/accounts.ts";
+import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
+import { serializeAccounts, type Account } from "./account.ts";
+import { serializeStatuses, type Status } from "./status.ts";
+
+/** The Notification entity (v1). */
+export interface NotificationJson {
+  id: string;
+  type: string;
+  created_at: string;
+  /** The group the grouped API shows it in; `ungrouped-<id>` when it is in none. */
+  group_key: string;
+  account: Account;
+  status?: Status;
+  /** Present (and true) only for notifications the policy filtered. */
+  filtered?: true;
+}
+
+/** `group_key` as Mastodon renders it. */
+export const groupKeyOf = (row: Pick<NotificationRow, "id" | "group_key">) => row.group_key ?? `ungrouped-${row.id}`;
+
+/**
+ * Serializes notifications for their receiver with a fixed number of queries: one for the
+ * senders, and the batched status serializer for the statuses (`statuses` as `presentable` found
+ * them). A notification whose sender is gone is left out.
+ */
+export async function serializeNotifications(
+  ctx: Ctx,
+  rows: readonly NotificationRow[],
+  statuses: ReadonlyMap<string, StatusRow>,
+  viewer: AccountRow,
+): Promise<NotificationJson[]> {
+  if (rows.length === 0) return [];
+  const senders = await accountsByIds(ctx.db.kysely, [...new Set(rows.map((r) => r.from_account_id))]);
+  const accountJson = new Map((await serializeAccounts(ctx, senders)).map((a) => [a.id, a]));
+  const shown = rows.flatMap((r) => (r.status_id && statuses.has(r.status_id) ? [statuses.get(r.status_id)!] : []));
+  const unique = [...new Map(shown.map((s) => [s.id, s])).values()];
+  const statusJson = new Map((await serializeStatuses(ctx, unique, viewer)).map((s) => [s.id, s]));
+  const out: NotificationJson[] = [];
+  for (const row of rows) {
+    const account = accountJson.get(row.from_account_id);
+    if (!account) continue;
+    const json: NotificationJson = {
+      id: row.id,
+      type: row.type,
+      created_at: row.created_at,
+      group_key: groupKeyOf(row),
+      account,
+    };
+    const status = row.status_id ? statusJson.get(row.status_id) : undefined;
+    if (status) json.status = status;
+    if (row.filtered) json.filtered = true;
+    out.push(json);
+  }
+  return out;
+}

@@ -147,8 +147,7 @@ async function policyAction(
     .executeTakeFirst();
   const policy: PolicySettings = stored ?? defaultPolicy();
   const notFollowing = !facts.following;
-  const notFollower =
-    facts.followedSince === null || now.getTime() - Date.parse(facts.followedSince) < 3 * DAY;
+  const notFollower = facts.followedSince === null || now.getTime() - Date.parse(facts.followedSince) < 3 * DAY;
   const newAccount = now.getTime() - Date.parse(sender.created_at) < 30 * DAY;
   const applies: PolicyAction[] = [];
   if (notFollowing) applies.push(policy.for_not_following);
@@ -172,8 +171,7 @@ async function policyAction(
  */
 async function groupKeyFor(db: Kysely<Database>, event: NotificationEvent, at: Date): Promise<string | null> {
   if (!GROUPABLE_TYPES.includes(event.type)) return null;
-  const prefix =
-    event.type === "favourite" || event.type === "reblog" ? `${event.type}-${event.statusId}` : event.type;
+  const prefix = event.type === "favourite" || event.type === "reblog" ? `${event.type}-${event.statusId}` : event.type;
   const bucket = Math.floor(at.getTime() / HOUR);
   const candidates = Array.from({ length: MAXIMUM_GROUP_SPAN_HOURS }, (_, i) => `${prefix}-${bucket - i}`);
   const previous = await db

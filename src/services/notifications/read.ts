@@ -116,7 +116,9 @@ export async function presentable(
   const ids = rows.filter((r) => r.status_id && STATUS_TYPES.has(r.type as NotificationType)).map((r) => r.status_id!);
   const statuses = new Map((await findVisibleStatuses(ctx, ids, receiverId)).map((s) => [s.id, s]));
   return {
-    rows: rows.filter((r) => !(r.status_id && STATUS_TYPES.has(r.type as NotificationType)) || statuses.has(r.status_id)),
+    rows: rows.filter(
+      (r) => !(r.status_id && STATUS_TYPES.has(r.type as NotificationType)) || statuses.has(r.status_id),
+    ),
     statuses,
   };
 }

@@ -39,7 +39,8 @@ export const STATUS_TYPES: ReadonlySet<NotificationType> = new Set([
 ]);
 
 /** The record a notification is about (Mastodon's polymorphic `activity`). */
-export type ActivityType = "Mention" | "Status" | "Favourite" | "Follow" | "FollowRequest" | "Poll" | "Account" | "Report";
+export type ActivityType =
+  "Mention" | "Status" | "Favourite" | "Follow" | "FollowRequest" | "Poll" | "Account" | "Report";
 
 /** One notification to create, before the drop and policy rules decide its fate. */
 export interface NotificationEvent {

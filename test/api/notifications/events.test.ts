@@ -165,7 +165,10 @@ describe("notification events", () => {
 
     await call(asker, "POST", `/api/v1/accounts/${locked.account.id}/follow`);
     await call(declined, "POST", `/api/v1/accounts/${locked.account.id}/follow`);
-    assert.deepEqual(await summary(locked), [`follow_request:${declined.username}`, `follow_request:${asker.username}`]);
+    assert.deepEqual(await summary(locked), [
+      `follow_request:${declined.username}`,
+      `follow_request:${asker.username}`,
+    ]);
     await call(locked, "POST", `/api/v1/follow_requests/${asker.account.id}/authorize`);
     await call(locked, "POST", `/api/v1/follow_requests/${declined.account.id}/reject`);
     assert.deepEqual(await summary(locked), [`follow:${asker.username}`]);

@@ -3,7 +3,7 @@ import type { Ctx } from "../../context.ts";
 import { serializeNotifications } from "../../entities/notification.ts";
 import { serializePolicyV1 } from "../../entities/notification_policy.ts";
 import { serializeNotificationRequests } from "../../entities/notification_request.ts";
-import { NotFound, ValidationFailed } from "../../errors.ts";
+import { NotFound } from "../../errors.ts";
 import { policyOf, updatePolicy, type PolicySettings } from "../../services/notifications/policy.ts";
 import {
   clearNotifications,
@@ -58,9 +58,8 @@ function v1PolicyChanges(input: ParamObject): Partial<PolicySettings> {
   for (const criterion of ["not_following", "not_followers", "new_accounts", "private_mentions"] as const) {
     const raw = input[`filter_${criterion}`];
     if (raw === undefined) continue;
-    const value = toBoolean(raw);
-    if (value === undefined) throw new ValidationFailed(`Filter ${criterion.replace("_", " ")} is invalid`);
-    changes[`for_${criterion}`] = value ? "filter" : "accept";
+    // Cast as Rails casts booleans: any value but a false one filters; an empty one accepts.
+    changes[`for_${criterion}`] = toBoolean(raw) ? "filter" : "accept";
   }
   return changes;
 }

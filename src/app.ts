@@ -34,6 +34,7 @@ import customEmojiRoutes from "./api/v1/custom_emojis.ts";
 import instanceV1Routes from "./api/v1/instance.ts";
 import instanceV2Routes from "./api/v2/instance.ts";
 import searchRoutes from "./api/v2/search.ts";
+import groupedNotificationRoutes from "./api/v2/notifications.ts";
 import trendRoutes from "./api/v1/trends.ts";
 import suggestionRoutes from "./api/v1/suggestions.ts";
 import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
@@ -58,6 +59,7 @@ const ROUTES: RouteModule[] = [
   instanceV1Routes,
   instanceV2Routes,
   searchRoutes,
+  groupedNotificationRoutes,
   trendRoutes,
   suggestionRoutes,
   customEmojiRoutes,

@@ -10,10 +10,13 @@ export const ROOKERY_VERSION: string = JSON.parse(
  * (reference/gaps.md §12), so it moves up only when that release's features are built; see
  * docs/compatibility.md.
  */
-export const MASTODON_COMPATIBLE_VERSION = "4.2.0";
+export const MASTODON_COMPATIBLE_VERSION = "4.3.0";
 
 /** `X.Y.Z (compatible; Rookery a.b.c)`, the form GoToSocial and others use. */
 export const VERSION_STRING = `${MASTODON_COMPATIBLE_VERSION} (compatible; Rookery ${ROOKERY_VERSION})`;
 
-/** `api_versions`: 1 until grouped notifications and notification policies (level 2) exist. */
-export const API_VERSIONS = { mastodon: 1 } as const;
+/**
+ * `api_versions`: level 2 (grouped notifications, notification policies and requests) is built;
+ * level 3 brings `attribution_domains`, which federation will bring.
+ */
+export const API_VERSIONS = { mastodon: 2 } as const;

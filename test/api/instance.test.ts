@@ -152,7 +152,7 @@ describe("instance metadata", () => {
       assert.ok(Number(match[1]) >= 4, "the v2 instance API exists since Mastodon 4.0");
       assert.ok(Number.parseFloat(body.version.slice(0, 3)) >= 4);
       // Level 1 until grouped notifications (level 2) are implemented: clients gate features on it.
-      assert.deepEqual(body.api_versions, { mastodon: 1 });
+      assert.deepEqual(body.api_versions, { mastodon: 2 });
       assert.equal((await get(server.app, "/api/v1/instance")).json().version, body.version);
     });
 

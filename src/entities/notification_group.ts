@@ -1,0 +1,110 @@
+import type { Ctx } from "../context.ts";
+import { accountsByIds } from "../db/queries/accounts.ts";
+import type { AccountRow, StatusRow } from "../db/schema.ts";
+import type { NotificationGroup } from "../services/notifications/groups.ts";
+import { serializeAccounts, type Account } from "./account.ts";
+import { serializeStatuses, type Status } from "./status.ts";
+
+/** NotificationGroup of the grouped API. */
+export interface NotificationGroupJson {
+  group_key: string;
+  notifications_count: number;
+  type: string;
+  /** A string: Rookery's IDs exceed what a JSON number holds exactly (Mastodon's are small). */
+  most_recent_notification_id: string;
+  page_min_id?: string;
+  page_max_id?: string;
+  latest_page_notification_at: string;
+  sample_account_ids: string[];
+  status_id?: string;
+}
+
+/** An account as `expand_accounts=partial_avatars` names it: enough to draw its avatar. */
+export interface PartialAccount {
+  id: string;
+  acct: string;
+  locked: boolean;
+  bot: boolean;
+  url: string;
+  avatar: string;
+  avatar_static: string;
+  avatar_description: string;
+}
+
+/** GroupedNotificationsResults: the groups with their accounts and statuses, each once. */
+export interface GroupedNotificationsJson {
+  accounts: Account[];
+  partial_accounts?: PartialAccount[];
+  statuses: Status[];
+  notification_groups: NotificationGroupJson[];
+}
+
+export interface GroupedOptions {
+  /** `partial_avatars`: full accounts only for each group's latest sender, the others partial. */
+  partialAvatars: boolean;
+  /** Page bounds (`page_min_id`, `page_max_id`) are shown on list pages only. */
+  pageBounds: boolean;
+}
+
+/**
+ * Serializes groups with a fixed number of queries: one for the sample accounts, the batched
+ * status serializer for the statuses (`statuses` as `presentable` found them).
+ */
+export async function serializeGroups(
+  ctx: Ctx,
+  groups: readonly NotificationGroup[],
+  statuses: ReadonlyMap<string, StatusRow>,
+  viewer: AccountRow,
+  options: GroupedOptions,
+): Promise<GroupedNotificationsJson> {
+  const accountIds = [...new Set(groups.flatMap((g) => g.sampleAccountIds))];
+  const rows = await accountsByIds(ctx.db.kysely, accountIds);
+  const serialized = await serializeAccounts(ctx, rows);
+  const shownStatuses = [
+    ...new Map(
+      groups.flatMap((g) => {
+        const status = g.representative.status_id ? statuses.get(g.representative.status_id) : undefined;
+        return status ? [[status.id, status] as const] : [];
+      }),
+    ).values(),
+  ];
+  const notificationGroups = groups.map((g) => {
+    const json: NotificationGroupJson = {
+      group_key: g.groupKey,
+      notifications_count: g.count,
+      type: g.type,
+      most_recent_notification_id: g.mostRecentId,
+      latest_page_notification_at: g.latestAt,
+      sample_account_ids: g.sampleAccountIds,
+    };
+    if (options.pageBounds) {
+      json.page_min_id = g.pageMinId;
+      json.page_max_id = g.pageMaxId;
+    }
+    const statusId = g.representative.status_id;
+    if (statusId && statuses.has(statusId)) json.status_id = statusId;
+    return json;
+  });
+  const result: GroupedNotificationsJson = {
+    accounts: serialized,
+    statuses: await serializeStatuses(ctx, shownStatuses, viewer),
+    notification_groups: notificationGroups,
+  };
+  if (options.partialAvatars) {
+    const full = new Set(groups.map((g) => g.sampleAccountIds[0]));
+    result.accounts = serialized.filter((a) => full.has(a.id));
+    result.partial_accounts = serialized
+      .filter((a) => !full.has(a.id))
+      .map((a) => ({
+        id: a.id,
+        acct: a.acct,
+        locked: a.locked,
+        bot: a.bot,
+        url: a.url,
+        avatar: a.avatar,
+        avatar_static: a.avatar_static,
+        avatar_description: a.avatar_description,
+      }));
+  }
+  return result;
+}

@@ -29,6 +29,10 @@ import { searchAccounts, searchHashtags, searchStatuses } from "../../src/servic
 import { refreshTrends, trendingLinks, trendingStatuses, trendingTags } from "../../src/services/trends/trends.ts";
 import { suggestionsFor } from "../../src/services/accounts/suggestions.ts";
 import { fanOutStatus, feedCutoffId, mergeIntoHome } from "../../src/services/timelines/feeds.ts";
+import { groupedPage } from "../../src/services/notifications/groups.ts";
+import { notificationPage, unreadCount } from "../../src/services/notifications/read.ts";
+import { requestPage } from "../../src/services/notifications/requests.ts";
+import { GROUPABLE_TYPES } from "../../src/services/notifications/types.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 
 const ACCOUNTS = 2500;
@@ -57,6 +61,8 @@ const LARGE = new Set([
   "home_feed_entries",
   "list_feed_entries",
   "account_conversations",
+  "notifications",
+  "notification_requests",
 ]);
 
 async function insertChunked(
@@ -82,7 +88,9 @@ async function insertChunked(
     | "home_feed_entries"
     | "list_feed_entries"
     | "account_conversations"
-    | "scheduled_statuses",
+    | "scheduled_statuses"
+    | "notifications"
+    | "notification_requests",
   rows: Array<Record<string, unknown>>,
 ) {
   for (let i = 0; i < rows.length; i += 400) {
@@ -300,6 +308,58 @@ async function seed(
       scheduled_at: stamp,
       params,
       created_at: stamp,
+    })),
+  );
+  // Notifications: the busy account has thousands — favourites folded into groups of twenty,
+  // follows in hour groups, mentions alone, a tenth filtered — beside a few for each small account.
+  const kinds = ["favourite", "follow", "mention", "reblog", "status"] as const;
+  await insertChunked(ctx, "notifications", [
+    ...range(3 * n, (i) => {
+      const type = kinds[i % kinds.length]!;
+      const filtered = i % 10 === 9;
+      const group =
+        filtered || type === "mention" || type === "status"
+          ? null
+          : type === "follow"
+            ? `follow-${Math.floor(i / 40)}`
+            : `${type}-${statusIds[Math.floor(i / 100)]}-1`;
+      return {
+        id: newId(now - 3 * n * 1000 + i * 100),
+        account_id: busy,
+        from_account_id: others[i % others.length].id,
+        type,
+        status_id: type === "follow" ? null : statusIds[Math.floor(i / 100)],
+        activity_type: "Status",
+        activity_id: newId(),
+        group_key: group,
+        filtered,
+        created_at: stamp,
+        updated_at: stamp,
+      };
+    }),
+    ...range(n, (i) => ({
+      id: newId(),
+      account_id: others[i].id,
+      from_account_id: busy,
+      type: "mention",
+      status_id: statusIds[i],
+      activity_type: "Mention",
+      activity_id: newId(),
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  ]);
+  await insertChunked(
+    ctx,
+    "notification_requests",
+    range(n, (i) => ({
+      id: newId(),
+      account_id: i % 2 ? busy : others[i].id,
+      from_account_id: others[(i + 7) % others.length].id,
+      last_status_id: statusIds[i],
+      dismissed: i % 4 === 1,
+      created_at: stamp,
+      updated_at: stamp,
     })),
   );
   const rows = await ctx.db.kysely.selectFrom("accounts").selectAll().orderBy("id").execute();
@@ -526,6 +586,48 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
         ),
     ],
   ];
+
+  const allNotifications = { excludeTypes: [], includeFiltered: false };
+  cases.push(
+    ["notifications", () => notificationPage(server.ctx, busy().id, allNotifications, PAGE)],
+    [
+      "notifications, older page of mentions and follows",
+      () =>
+        notificationPage(
+          server.ctx,
+          busy().id,
+          { types: ["mention", "follow"], excludeTypes: [], includeFiltered: false },
+          { ...PAGE, maxId: data.statusIds[3000] },
+        ),
+    ],
+    [
+      "notifications of one sender",
+      () =>
+        notificationPage(
+          server.ctx,
+          busy().id,
+          { excludeTypes: [], includeFiltered: false, fromAccountId: data.accounts[5].id },
+          PAGE,
+        ),
+    ],
+    ["notifications, unread count", () => unreadCount(server.ctx, busy().id, "0", allNotifications, 100)],
+    [
+      "grouped notifications",
+      () => groupedPage(server.ctx, busy().id, { ...allNotifications, groupedTypes: GROUPABLE_TYPES }, PAGE),
+    ],
+    [
+      "grouped notifications, newer page (min_id)",
+      () =>
+        groupedPage(
+          server.ctx,
+          busy().id,
+          { ...allNotifications, groupedTypes: GROUPABLE_TYPES },
+          { ...PAGE, minId: data.statusIds[0] },
+        ),
+    ],
+    ["notification requests", () => requestPage(server.ctx, busy().id, false, PAGE)],
+    ["notification requests, dismissed", () => requestPage(server.ctx, busy().id, true, PAGE)],
+  );
 
   const bigList = () =>
     server.ctx.db.kysely.selectFrom("lists").selectAll().where("id", "=", data.listId).executeTakeFirstOrThrow();

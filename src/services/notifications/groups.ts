@@ -120,13 +120,14 @@ async function measure(
         latestAt: String(a.latest_at),
         pageMin: String(a.page_min),
       });
-    const ranked = await sql<{ group_key: string; from_account_id: string | number }>`
-      SELECT group_key, from_account_id FROM (
+    const ranked = await sql<{ group_key: string; from_account_id: string | number; position: number | string }>`
+      SELECT group_key, from_account_id, position FROM (
         SELECT group_key, from_account_id, ROW_NUMBER() OVER (PARTITION BY group_key ORDER BY id DESC) AS position
         FROM notifications
         WHERE account_id = ${receiverId} AND group_key IN (${sql.join(keys)}) AND id <= ${pageMax}
-      ) ranked WHERE position <= ${SAMPLE_ACCOUNTS} ORDER BY group_key, position`.execute(db);
-    for (const r of ranked.rows) {
+      ) ranked WHERE position <= ${SAMPLE_ACCOUNTS}`.execute(db);
+    const newestFirst = [...ranked.rows].sort((a, b) => Number(a.position) - Number(b.position));
+    for (const r of newestFirst) {
       const list = samples.get(r.group_key) ?? [];
       list.push(String(r.from_account_id));
       samples.set(r.group_key, list);

@@ -15,6 +15,8 @@ import listRoutes from "./api/v1/lists.ts";
 import conversationRoutes from "./api/v1/conversations.ts";
 import markerRoutes from "./api/v1/markers.ts";
 import notificationRoutes from "./api/v1/notifications.ts";
+import v1FilterRoutes from "./api/v1/filters.ts";
+import filterRoutes from "./api/v2/filters.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -72,6 +74,8 @@ const ROUTES: RouteModule[] = [
   conversationRoutes,
   markerRoutes,
   notificationRoutes,
+  v1FilterRoutes,
+  filterRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

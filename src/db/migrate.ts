@@ -14,6 +14,7 @@ import { search } from "./migrations/0015_search.ts";
 import { trends } from "./migrations/0016_trends.ts";
 import { markers } from "./migrations/0017_markers.ts";
 import { notifications } from "./migrations/0018_notifications.ts";
+import { filters } from "./migrations/0019_filters.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -33,6 +34,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   trends,
   markers,
   notifications,
+  filters,
 ];
 
 /**

@@ -36,6 +36,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "hide_notifications",
   "exclusive",
   "dismissed",
+  "whole_word",
 ]);
 
 export interface AccountsTable {
@@ -273,6 +274,41 @@ export interface NotificationsTable {
   activity_id: string | null;
   group_key: string | null;
   filtered: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Where a filter applies; `home` covers lists. */
+export type FilterContext = "home" | "notifications" | "public" | "thread" | "account";
+/** What a matching filter does: hide the status, or show it behind a warning (or blurred). */
+export type FilterAction = "warn" | "hide" | "blur";
+
+export interface CustomFiltersTable {
+  id: string;
+  account_id: string;
+  title: string;
+  /** JSON array of FilterContext. */
+  context: string;
+  action: FilterAction;
+  /** Kept after this time, but no longer applied. */
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CustomFilterKeywordsTable {
+  id: string;
+  custom_filter_id: string;
+  keyword: string;
+  whole_word: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CustomFilterStatusesTable {
+  id: string;
+  custom_filter_id: string;
+  status_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -684,6 +720,9 @@ export interface Database {
   notification_policies: NotificationPoliciesTable;
   notification_permissions: NotificationPermissionsTable;
   notification_requests: NotificationRequestsTable;
+  custom_filters: CustomFiltersTable;
+  custom_filter_keywords: CustomFilterKeywordsTable;
+  custom_filter_statuses: CustomFilterStatusesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -713,3 +752,6 @@ export type AccountConversationRow = Selectable<AccountConversationsTable>;
 export type MarkerRow = Selectable<MarkersTable>;
 export type NotificationPolicyRow = Selectable<NotificationPoliciesTable>;
 export type NotificationRequestRow = Selectable<NotificationRequestsTable>;
+export type CustomFilterRow = Selectable<CustomFiltersTable>;
+export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;
+export type CustomFilterStatusRow = Selectable<CustomFilterStatusesTable>;

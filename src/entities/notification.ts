@@ -2,6 +2,7 @@ import type { Ctx } from "../context.ts";
 import { accountsByIds } from "../db/queries/accounts.ts";
 import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
 import { serializeAccounts, type Account } from "./account.ts";
+import { hiddenBy } from "./filter.ts";
 import { serializeStatuses, type Status } from "./status.ts";
 
 /** The Notification entity (v1). */
@@ -23,7 +24,8 @@ export const groupKeyOf = (row: Pick<NotificationRow, "id" | "group_key">) => ro
 /**
  * Serializes notifications for their receiver with a fixed number of queries: one for the
  * senders, and the batched status serializer for the statuses (`statuses` as `presentable` found
- * them). A notification whose sender is gone is left out.
+ * them), with the receiver's filters for notifications. A notification whose sender is gone, or
+ * whose status a `hide` filter matches, is left out.
  */
 export async function serializeNotifications(
   ctx: Ctx,
@@ -36,7 +38,9 @@ export async function serializeNotifications(
   const accountJson = new Map((await serializeAccounts(ctx, senders)).map((a) => [a.id, a]));
   const shown = rows.flatMap((r) => (r.status_id && statuses.has(r.status_id) ? [statuses.get(r.status_id)!] : []));
   const unique = [...new Map(shown.map((s) => [s.id, s])).values()];
-  const statusJson = new Map((await serializeStatuses(ctx, unique, viewer)).map((s) => [s.id, s]));
+  const statusJson = new Map(
+    (await serializeStatuses(ctx, unique, viewer, { filterContext: "notifications" })).map((s) => [s.id, s]),
+  );
   const out: NotificationJson[] = [];
   for (const row of rows) {
     const account = accountJson.get(row.from_account_id);
@@ -49,6 +53,8 @@ export async function serializeNotifications(
       account,
     };
     const status = row.status_id ? statusJson.get(row.status_id) : undefined;
+    // A `hide` filter for notifications takes the notification of its status away.
+    if (status && hiddenBy(status.filtered)) continue;
     if (status) json.status = status;
     if (row.filtered) json.filtered = true;
     out.push(json);

@@ -3,6 +3,7 @@ import { accountsByIds } from "../db/queries/accounts.ts";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import type { NotificationGroup } from "../services/notifications/groups.ts";
 import { serializeAccounts, type Account } from "./account.ts";
+import { hiddenBy } from "./filter.ts";
 import { serializeStatuses, type Status } from "./status.ts";
 
 /** NotificationGroup of the grouped API. */
@@ -68,7 +69,11 @@ export async function serializeGroups(
       }),
     ).values(),
   ];
-  const notificationGroups = groups.map((g) => {
+  const statusJson = await serializeStatuses(ctx, shownStatuses, viewer, { filterContext: "notifications" });
+  // A `hide` filter for notifications takes the groups of its status away.
+  const hidden = new Set(statusJson.filter((s) => hiddenBy(s.filtered)).map((s) => s.id));
+  const notificationGroups = groups.flatMap((g) => {
+    if (g.representative.status_id && hidden.has(g.representative.status_id)) return [];
     const json: NotificationGroupJson = {
       group_key: g.groupKey,
       notifications_count: g.count,
@@ -83,11 +88,11 @@ export async function serializeGroups(
     }
     const statusId = g.representative.status_id;
     if (statusId && statuses.has(statusId)) json.status_id = statusId;
-    return json;
+    return [json];
   });
   const result: GroupedNotificationsJson = {
     accounts: serialized,
-    statuses: await serializeStatuses(ctx, shownStatuses, viewer),
+    statuses: statusJson.filter((s) => !hidden.has(s.id)),
     notification_groups: notificationGroups,
   };
   if (options.partialAvatars) {

@@ -5,6 +5,7 @@ import { statusesByIds } from "../db/queries/statuses.ts";
 import type {
   AccountRow,
   ApplicationRow,
+  FilterContext,
   MediaAttachmentRow,
   PollRow,
   PreviewCardRow,
@@ -15,6 +16,8 @@ import { loadEmojisFor, type CustomEmoji } from "./custom_emoji.ts";
 import { serializeMediaAttachment, type MediaAttachment } from "./media_attachment.ts";
 import { serializePoll, type Poll } from "./poll.ts";
 import { serializePreviewCard } from "./preview_card.ts";
+import { FilterSet, hiddenBy, type FilterResultJson } from "./filter.ts";
+import { activeFiltersOf } from "../db/queries/filters.ts";
 
 export interface Status {
   id: string;
@@ -36,7 +39,7 @@ export interface Status {
   muted?: boolean;
   bookmarked?: boolean;
   pinned?: boolean;
-  filtered?: unknown[];
+  filtered?: FilterResultJson[];
   content?: string;
   text?: string;
   reblog: Status | null;
@@ -53,6 +56,11 @@ export interface Status {
 export interface SerializeOptions {
   /** DELETE answers with the source `text` instead of `content`, for delete-and-redraft. */
   withSourceText?: boolean;
+  /**
+   * Where the statuses are shown: `filtered` then holds only the viewer's filters for that
+   * context (without it, every filter in force that matches, as Mastodon lists them).
+   */
+  filterContext?: FilterContext;
 }
 
 type MentionedAccount = Pick<AccountRow, "id" | "username" | "domain" | "url" | "uri">;
@@ -81,6 +89,7 @@ interface ViewerState {
   pinned: Set<string>;
   mutedConversations: Set<string>;
   ownVotes: Map<string, number[]>;
+  filters: FilterSet;
 }
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
@@ -170,7 +179,7 @@ async function loadContent(ctx: Ctx, statuses: readonly StatusRow[]): Promise<Pa
 async function loadViewerState(ctx: Ctx, statuses: readonly StatusRow[], viewer: AccountRow): Promise<ViewerState> {
   const db = ctx.db.kysely;
   const ids = statuses.map((s) => s.id);
-  const [favourites, reblogs, bookmarks, pins, mutes, votes] = await Promise.all([
+  const [favourites, reblogs, bookmarks, pins, mutes, votes, filters] = await Promise.all([
     db
       .selectFrom("favourites")
       .select("status_id")
@@ -212,6 +221,7 @@ async function loadViewerState(ctx: Ctx, statuses: readonly StatusRow[], viewer:
         .where("account_id", "=", viewer.id)
         .execute(),
     ),
+    activeFiltersOf(db, viewer.id),
   ]);
   const ownVotes = new Map<string, number[]>();
   for (const [pollId, rows] of groupBy(votes, (v) => v.poll_id))
@@ -226,6 +236,7 @@ async function loadViewerState(ctx: Ctx, statuses: readonly StatusRow[], viewer:
     pinned: new Set(pins.map((r) => r.status_id)),
     mutedConversations: new Set(mutes.map((r) => r.conversation_id)),
     ownVotes,
+    filters: new FilterSet(filters),
   };
 }
 
@@ -305,6 +316,7 @@ function applyViewerState(
   page: PageContent,
   state: ViewerState,
   viewer: AccountRow,
+  context: FilterContext | undefined,
 ): void {
   result.favourited = state.favourited.has(proper.id);
   result.reblogged = state.reblogged.has(proper.id);
@@ -312,7 +324,19 @@ function applyViewerState(
   result.bookmarked = state.bookmarked.has(proper.id);
   if (status.account_id === viewer.id && !status.reblog_of_id && status.visibility !== "direct")
     result.pinned = state.pinned.has(status.id);
-  result.filtered = [];
+  const shown = result.reblog ?? result;
+  result.filtered = state.filters.empty
+    ? []
+    : state.filters.resultsFor(
+        status.reblog_of_id ? [status.id, status.reblog_of_id] : [status.id],
+        {
+          spoilerText: shown.spoiler_text,
+          html: shown.content ?? "",
+          pollOptions: shown.poll?.options.map((o) => o.title) ?? [],
+          mediaDescriptions: shown.media_attachments.map((m) => m.description),
+        },
+        context,
+      );
   const poll = status.poll_id ? page.polls.get(status.poll_id) : undefined;
   if (poll && result.poll) {
     result.poll = serializePoll(
@@ -348,7 +372,7 @@ export async function serializeStatuses(
   ]);
   const render = (status: StatusRow, renderOptions: SerializeOptions, reblog: Status | null, proper: StatusRow) => {
     const result = renderContent(ctx, status, page, renderOptions, reblog);
-    if (viewer && state) applyViewerState(status, proper, result, page, state, viewer);
+    if (viewer && state) applyViewerState(status, proper, result, page, state, viewer, options.filterContext);
     return result;
   };
   return rows.map((row) => {
@@ -356,6 +380,20 @@ export async function serializeStatuses(
     const reblog = original ? render(original, {}, null, original) : null;
     return render(row, options, reblog, original ?? row);
   });
+}
+
+/**
+ * A page of statuses shown in `context` (a timeline, a thread, notifications): serialized with
+ * the viewer's filters for that context, and without the statuses a `hide` filter matches.
+ */
+export async function serializeStatusPage(
+  ctx: Ctx,
+  rows: readonly StatusRow[],
+  viewer: AccountRow | undefined,
+  context: FilterContext,
+): Promise<Status[]> {
+  const statuses = await serializeStatuses(ctx, rows, viewer, { filterContext: context });
+  return viewer ? statuses.filter((s) => !hiddenBy(s.filtered)) : statuses;
 }
 
 export async function serializeStatus(

@@ -29,6 +29,8 @@ import { searchAccounts, searchHashtags, searchStatuses } from "../../src/servic
 import { refreshTrends, trendingLinks, trendingStatuses, trendingTags } from "../../src/services/trends/trends.ts";
 import { suggestionsFor } from "../../src/services/accounts/suggestions.ts";
 import { fanOutStatus, feedCutoffId, mergeIntoHome } from "../../src/services/timelines/feeds.ts";
+import { filtersOf } from "../../src/services/filters/filters.ts";
+import { v1FiltersOf } from "../../src/services/filters/v1.ts";
 import { groupedPage } from "../../src/services/notifications/groups.ts";
 import { notificationPage, unreadCount } from "../../src/services/notifications/read.ts";
 import { requestPage } from "../../src/services/notifications/requests.ts";
@@ -63,6 +65,8 @@ const LARGE = new Set([
   "account_conversations",
   "notifications",
   "notification_requests",
+  "custom_filters",
+  "custom_filter_keywords",
 ]);
 
 async function insertChunked(
@@ -90,7 +94,9 @@ async function insertChunked(
     | "account_conversations"
     | "scheduled_statuses"
     | "notifications"
-    | "notification_requests",
+    | "notification_requests"
+    | "custom_filters"
+    | "custom_filter_keywords",
   rows: Array<Record<string, unknown>>,
 ) {
   for (let i = 0; i < rows.length; i += 400) {
@@ -362,6 +368,31 @@ async function seed(
       updated_at: stamp,
     })),
   );
+  // Filters: a hundred for the busy account, one for each of many small ones, two keywords each.
+  const filterIds = range(n, () => newId());
+  await insertChunked(
+    ctx,
+    "custom_filters",
+    range(n, (i) => ({
+      id: filterIds[i],
+      account_id: i % 20 === 0 ? busy : others[i].id,
+      title: `filter ${i}`,
+      context: JSON.stringify(["home"]),
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "custom_filter_keywords",
+    range(2 * n, (i) => ({
+      id: newId(),
+      custom_filter_id: filterIds[i % n],
+      keyword: `word${i}`,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
   const rows = await ctx.db.kysely.selectFrom("accounts").selectAll().orderBy("id").execute();
   return { accounts: rows, statusIds, listId, tagIds };
 }
@@ -625,6 +656,8 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
           { ...PAGE, minId: data.statusIds[0] },
         ),
     ],
+    ["filters", () => filtersOf(server.ctx, busy().id)],
+    ["filters, v1 (one per keyword)", () => v1FiltersOf(server.ctx, busy().id)],
     ["notification requests", () => requestPage(server.ctx, busy().id, false, PAGE)],
     ["notification requests, dismissed", () => requestPage(server.ctx, busy().id, true, PAGE)],
   );

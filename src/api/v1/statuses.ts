@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeAccounts } from "../../entities/account.ts";
 import { serializeScheduledStatus } from "../../entities/scheduled_status.ts";
-import { serializeStatus, serializeStatuses } from "../../entities/status.ts";
+import { serializeStatus, serializeStatuses, type Status } from "../../entities/status.ts";
+import { hiddenBy } from "../../entities/filter.ts";
 import { serializeStatusHistory } from "../../entities/status_edit.ts";
 import { serializeStatusSource } from "../../entities/status_source.ts";
 import { NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
@@ -124,8 +125,15 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
     const status = await findVisibleStatus(ctx, toId(req.input.id), viewer?.id);
     const limits = viewer ? SIGNED_IN_CONTEXT : ANONYMOUS_CONTEXT;
     const { ancestors, descendants } = await statusContext(ctx, status, viewer?.id, limits);
-    const serialized = await serializeStatuses(ctx, [...ancestors, ...descendants], viewer);
-    return { ancestors: serialized.slice(0, ancestors.length), descendants: serialized.slice(ancestors.length) };
+    // One serialization for both parts; statuses a `hide` filter matches leave the thread.
+    const serialized = await serializeStatuses(ctx, [...ancestors, ...descendants], viewer, {
+      filterContext: "thread",
+    });
+    const shown = (part: Status[]) => part.filter((s) => !hiddenBy(s.filtered));
+    return {
+      ancestors: shown(serialized.slice(0, ancestors.length)),
+      descendants: shown(serialized.slice(ancestors.length)),
+    };
   });
 
   app.put("/api/v1/statuses/:id", { preHandler: writeStatuses, config: { throttles: ["statuses"] } }, async (req) => {

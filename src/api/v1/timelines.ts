@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
-import { serializeStatuses } from "../../entities/status.ts";
+import { serializeStatusPage } from "../../entities/status.ts";
 import { loadSettings } from "../../services/instance/settings.ts";
 import { AuthenticationRequired, NotFound } from "../../errors.ts";
 import { findVisibleAccount } from "../../services/accounts/lookup.ts";
@@ -45,7 +45,7 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
       nextWhen: "non-empty",
       keep,
     });
-    return serializeStatuses(ctx, rows, viewer);
+    return serializeStatusPage(ctx, rows, viewer, "account");
   });
 
   app.get("/api/v1/timelines/tag/:hashtag", { preHandler: previewAuth }, async (req, reply) => {
@@ -84,7 +84,7 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
       nextWhen: "non-empty",
       keep,
     });
-    return serializeStatuses(ctx, rows, viewer);
+    return serializeStatusPage(ctx, rows, viewer, "public");
   });
 
   app.get("/api/v1/timelines/public", { preHandler: previewAuth }, async (req, reply) => {
@@ -107,7 +107,7 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
       nextWhen: "non-empty",
       keep: ["local", "remote", "only_media"],
     });
-    return serializeStatuses(ctx, rows, viewer);
+    return serializeStatusPage(ctx, rows, viewer, "public");
   });
 
   app.get(
@@ -123,7 +123,7 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
         limit: page.limit,
         nextWhen: "non-empty",
       });
-      return serializeStatuses(ctx, rows, viewer);
+      return serializeStatusPage(ctx, rows, viewer, "home");
     },
   );
 
@@ -141,7 +141,7 @@ export default async function timelineRoutes(app: FastifyInstance, ctx: Ctx) {
         limit: page.limit,
         nextWhen: "non-empty",
       });
-      return serializeStatuses(ctx, rows, viewer);
+      return serializeStatusPage(ctx, rows, viewer, "home");
     },
   );
 }

@@ -17,6 +17,7 @@ import markerRoutes from "./api/v1/markers.ts";
 import notificationRoutes from "./api/v1/notifications.ts";
 import v1FilterRoutes from "./api/v1/filters.ts";
 import filterRoutes from "./api/v2/filters.ts";
+import reportRoutes from "./api/v1/reports.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -76,6 +77,7 @@ const ROUTES: RouteModule[] = [
   notificationRoutes,
   v1FilterRoutes,
   filterRoutes,
+  reportRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

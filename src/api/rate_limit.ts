@@ -110,7 +110,7 @@ export const ENDPOINT_THROTTLES = {
     key: (req) => `ip:${clientKey(req.ip)}`,
   },
   sign_in: { name: "sign_in", limit: 25, period: 5 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
-  /** Mastodon's model-level families: posting and editing statuses, and following accounts and tags. */
+  /** Mastodon's model-level families: posting and editing statuses, following accounts and tags, reporting. */
   statuses: {
     name: "statuses",
     limit: 300,
@@ -119,6 +119,12 @@ export const ENDPOINT_THROTTLES = {
   },
   follows: {
     name: "follows",
+    limit: 400,
+    period: 24 * 60 * MINUTE,
+    key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),
+  },
+  reports: {
+    name: "reports",
     limit: 400,
     period: 24 * 60 * MINUTE,
     key: (_req, v) => (v?.user ? `user:${v.user.id}` : undefined),

@@ -15,6 +15,7 @@ import { trends } from "./migrations/0016_trends.ts";
 import { markers } from "./migrations/0017_markers.ts";
 import { notifications } from "./migrations/0018_notifications.ts";
 import { filters } from "./migrations/0019_filters.ts";
+import { reports } from "./migrations/0020_reports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -35,6 +36,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   markers,
   notifications,
   filters,
+  reports,
 ];
 
 /**

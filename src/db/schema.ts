@@ -37,6 +37,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "exclusive",
   "dismissed",
   "whole_word",
+  "forward",
 ]);
 
 export interface AccountsTable {
@@ -274,6 +275,28 @@ export interface NotificationsTable {
   activity_id: string | null;
   group_key: string | null;
   filtered: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type ReportCategory = "spam" | "legal" | "violation" | "other";
+
+/** A report of an account to the moderators. */
+export interface ReportsTable {
+  id: string;
+  /** The reporter. */
+  account_id: string;
+  target_account_id: string;
+  /** JSON array of status IDs, or null. */
+  status_ids: string | null;
+  /** JSON array of rule IDs, or null. */
+  rule_ids: string | null;
+  comment: ColumnType<string, string | undefined, string>;
+  category: ColumnType<ReportCategory, ReportCategory | undefined, ReportCategory>;
+  forward: Flag;
+  /** JSON array of domains, or null. */
+  forward_to_domains: string | null;
+  action_taken_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -723,6 +746,7 @@ export interface Database {
   custom_filters: CustomFiltersTable;
   custom_filter_keywords: CustomFilterKeywordsTable;
   custom_filter_statuses: CustomFilterStatusesTable;
+  reports: ReportsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -753,5 +777,6 @@ export type MarkerRow = Selectable<MarkersTable>;
 export type NotificationPolicyRow = Selectable<NotificationPoliciesTable>;
 export type NotificationRequestRow = Selectable<NotificationRequestsTable>;
 export type CustomFilterRow = Selectable<CustomFiltersTable>;
+export type ReportRow = Selectable<ReportsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;
 export type CustomFilterStatusRow = Selectable<CustomFilterStatusesTable>;

@@ -3,6 +3,7 @@ import { accountsByIds } from "../db/queries/accounts.ts";
 import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
 import { serializeAccounts, type Account } from "./account.ts";
 import { hiddenBy } from "./filter.ts";
+import { serializeReports, type ReportJson } from "./report.ts";
 import { serializeStatuses, type Status } from "./status.ts";
 
 /** The Notification entity (v1). */
@@ -14,8 +15,21 @@ export interface NotificationJson {
   group_key: string;
   account: Account;
   status?: Status;
+  /** The report of an `admin.report`. */
+  report?: ReportJson;
   /** Present (and true) only for notifications the policy filtered. */
   filtered?: true;
+}
+
+/** The reports of the `admin.report` notifications among `rows`, serialized, by ID. */
+export async function reportsOf(
+  ctx: Ctx,
+  rows: readonly Pick<NotificationRow, "type" | "activity_id">[],
+): Promise<Map<string, ReportJson>> {
+  const ids = [...new Set(rows.filter((r) => r.type === "admin.report" && r.activity_id).map((r) => r.activity_id!))];
+  if (ids.length === 0) return new Map();
+  const reports = await ctx.db.kysely.selectFrom("reports").selectAll().where("id", "in", ids).execute();
+  return new Map((await serializeReports(ctx, reports)).map((r) => [r.id, r]));
 }
 
 /** `group_key` as Mastodon renders it. */
@@ -41,6 +55,7 @@ export async function serializeNotifications(
   const statusJson = new Map(
     (await serializeStatuses(ctx, unique, viewer, { filterContext: "notifications" })).map((s) => [s.id, s]),
   );
+  const reports = await reportsOf(ctx, rows);
   const out: NotificationJson[] = [];
   for (const row of rows) {
     const account = accountJson.get(row.from_account_id);
@@ -56,6 +71,11 @@ export async function serializeNotifications(
     // A `hide` filter for notifications takes the notification of its status away.
     if (status && hiddenBy(status.filtered)) continue;
     if (status) json.status = status;
+    if (row.type === "admin.report") {
+      const report = reports.get(row.activity_id ?? "");
+      if (!report) continue;
+      json.report = report;
+    }
     if (row.filtered) json.filtered = true;
     out.push(json);
   }

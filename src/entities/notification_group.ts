@@ -4,6 +4,8 @@ import type { AccountRow, StatusRow } from "../db/schema.ts";
 import type { NotificationGroup } from "../services/notifications/groups.ts";
 import { serializeAccounts, type Account } from "./account.ts";
 import { hiddenBy } from "./filter.ts";
+import { reportsOf } from "./notification.ts";
+import type { ReportJson } from "./report.ts";
 import { serializeStatuses, type Status } from "./status.ts";
 
 /** NotificationGroup of the grouped API. */
@@ -18,6 +20,8 @@ export interface NotificationGroupJson {
   latest_page_notification_at: string;
   sample_account_ids: string[];
   status_id?: string;
+  /** The report of an `admin.report` group. */
+  report?: ReportJson;
 }
 
 /** An account as `expand_accounts=partial_avatars` names it: enough to draw its avatar. */
@@ -72,6 +76,10 @@ export async function serializeGroups(
   const statusJson = await serializeStatuses(ctx, shownStatuses, viewer, { filterContext: "notifications" });
   // A `hide` filter for notifications takes the groups of its status away.
   const hidden = new Set(statusJson.filter((s) => hiddenBy(s.filtered)).map((s) => s.id));
+  const reports = await reportsOf(
+    ctx,
+    groups.map((g) => g.representative),
+  );
   const notificationGroups = groups.flatMap((g) => {
     if (g.representative.status_id && hidden.has(g.representative.status_id)) return [];
     const json: NotificationGroupJson = {
@@ -88,6 +96,11 @@ export async function serializeGroups(
     }
     const statusId = g.representative.status_id;
     if (statusId && statuses.has(statusId)) json.status_id = statusId;
+    if (g.type === "admin.report") {
+      const report = reports.get(g.representative.activity_id ?? "");
+      if (!report) return [];
+      json.report = report;
+    }
     return [json];
   });
   const result: GroupedNotificationsJson = {

@@ -1,0 +1,88 @@
+/**
+ * Reports (Mastodon's ReportService): a user reports an account, optionally some of its statuses,
+ * the server rules broken and a comment; the moderators (staff who manage reports) are notified
+ * with `admin.report`. `forward` and `forward_to_domains` are stored for federation, which
+ * forwards reports of remote accounts to their servers.
+ */
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import type { AccountRow, ReportCategory, ReportRow } from "../../db/schema.ts";
+import { ValidationFailed } from "../../errors.ts";
+import { targetAccount } from "../accounts/follow.ts";
+import { hasPermission } from "../accounts/roles.ts";
+import { loadSettings } from "../instance/settings.ts";
+import { enqueueNotification } from "../notifications/triggers.ts";
+import { findVisibleStatuses } from "../statuses/find.ts";
+
+export const REPORT_CATEGORIES: readonly ReportCategory[] = ["spam", "legal", "violation", "other"];
+const COMMENT_LIMIT = 1000;
+
+export interface ReportParams {
+  accountId?: string;
+  statusIds: string[];
+  comment?: string;
+  category?: string;
+  ruleIds: string[];
+  forward: boolean;
+  forwardToDomains: string[];
+}
+
+export async function createReport(ctx: Ctx, reporter: AccountRow, params: ReportParams): Promise<ReportRow> {
+  const target = await targetAccount(ctx, params.accountId);
+  const comment = params.comment ?? "";
+  const problems: string[] = [];
+  if ([...comment].length > COMMENT_LIMIT)
+    problems.push(`Comment is too long (maximum is ${COMMENT_LIMIT} characters)`);
+  let category = (params.category ?? "other") as ReportCategory;
+  if (!REPORT_CATEGORIES.includes(category)) problems.push("Category is not included in the list");
+  const ruleCount = (await loadSettings(ctx.db.kysely)).values.rules.length;
+  const ruleIds = [...new Set(params.ruleIds)];
+  if (ruleIds.some((id) => !/^\d+$/.test(id) || Number(id) < 1 || Number(id) > ruleCount))
+    problems.push("Rule ids contains invalid rule IDs");
+  if (problems.length > 0) throw new ValidationFailed(problems);
+  // Broken rules make it a violation report, as in Mastodon.
+  if (ruleIds.length > 0) category = "violation";
+  // Only the target's own statuses that the reporter can see are attached.
+  const statuses = (await findVisibleStatuses(ctx, params.statusIds, reporter.id)).filter(
+    (s) => s.account_id === target.id,
+  );
+  const domains = [...new Set(params.forwardToDomains.map((d) => d.trim().toLowerCase()).filter((d) => d))];
+  const now = new Date().toISOString();
+  const report = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto("reports")
+      .values({
+        id: newId(),
+        account_id: reporter.id,
+        target_account_id: target.id,
+        status_ids: statuses.length ? JSON.stringify(statuses.map((s) => s.id)) : null,
+        rule_ids: ruleIds.length ? JSON.stringify(ruleIds) : null,
+        comment,
+        category,
+        forward: params.forward && target.domain !== null,
+        forward_to_domains: domains.length ? JSON.stringify(domains) : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const staff = await tx
+      .selectFrom("users")
+      .innerJoin("user_roles", "user_roles.id", "users.role_id")
+      .select(["users.account_id", "user_roles.permissions"])
+      .where("users.disabled", "=", false)
+      .execute();
+    for (const member of staff)
+      if (hasPermission(member, "manage_reports") && member.account_id !== target.id)
+        await enqueueNotification(ctx.jobs, tx, {
+          type: "admin.report",
+          receiverId: member.account_id,
+          fromId: reporter.id,
+          activityType: "Report",
+          activityId: row.id,
+        });
+    return row;
+  });
+  ctx.jobs.wake();
+  return report;
+}

@@ -18,6 +18,7 @@ import notificationRoutes from "./api/v1/notifications.ts";
 import v1FilterRoutes from "./api/v1/filters.ts";
 import filterRoutes from "./api/v2/filters.ts";
 import reportRoutes from "./api/v1/reports.ts";
+import adminDomainBlockRoutes from "./api/v1/admin/domain_blocks.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -78,6 +79,7 @@ const ROUTES: RouteModule[] = [
   v1FilterRoutes,
   filterRoutes,
   reportRoutes,
+  adminDomainBlockRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

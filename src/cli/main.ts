@@ -7,6 +7,7 @@ import { accountsCreate, accountsModify } from "./accounts.ts";
 import { helpText, parseCommandArgs, UsageError, type Command, type Output } from "./command.ts";
 import { dbMigrate } from "./db.ts";
 import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
+import { domainBlocksAdd, domainBlocksList, domainBlocksRemove } from "./domain_blocks.ts";
 import { emojiDisable, emojiEnable, emojiImport, emojiList, emojiRemove } from "./emoji.ts";
 import { settingsGet, settingsList, settingsSet } from "./settings.ts";
 import { tokensCreate } from "./tokens.ts";
@@ -21,6 +22,9 @@ export const COMMANDS: readonly Command[] = [
   emailDomainBlocksList,
   emailDomainBlocksAdd,
   emailDomainBlocksRemove,
+  domainBlocksList,
+  domainBlocksAdd,
+  domainBlocksRemove,
   emojiImport,
   emojiList,
   emojiRemove,

@@ -16,6 +16,7 @@ import { markers } from "./migrations/0017_markers.ts";
 import { notifications } from "./migrations/0018_notifications.ts";
 import { filters } from "./migrations/0019_filters.ts";
 import { reports } from "./migrations/0020_reports.ts";
+import { domainBlocks } from "./migrations/0021_domain_blocks.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   notifications,
   filters,
   reports,
+  domainBlocks,
 ];
 
 /**

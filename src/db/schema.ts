@@ -38,6 +38,9 @@ export const BOOLEAN_COLUMNS = new Set([
   "dismissed",
   "whole_word",
   "forward",
+  "reject_media",
+  "reject_reports",
+  "obfuscate",
 ]);
 
 export interface AccountsTable {
@@ -275,6 +278,24 @@ export interface NotificationsTable {
   activity_id: string | null;
   group_key: string | null;
   filtered: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DomainBlockSeverity = "silence" | "suspend" | "noop";
+
+/** The server's block of another server. */
+export interface DomainBlocksTable {
+  id: string;
+  /** Lowercase, ASCII (punycode); covers its subdomains. */
+  domain: string;
+  severity: DomainBlockSeverity;
+  reject_media: Flag;
+  reject_reports: Flag;
+  private_comment: string | null;
+  public_comment: string | null;
+  /** Shown partly starred in the public list. */
+  obfuscate: Flag;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -747,6 +768,7 @@ export interface Database {
   custom_filter_keywords: CustomFilterKeywordsTable;
   custom_filter_statuses: CustomFilterStatusesTable;
   reports: ReportsTable;
+  domain_blocks: DomainBlocksTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -778,5 +800,6 @@ export type NotificationPolicyRow = Selectable<NotificationPoliciesTable>;
 export type NotificationRequestRow = Selectable<NotificationRequestsTable>;
 export type CustomFilterRow = Selectable<CustomFiltersTable>;
 export type ReportRow = Selectable<ReportsTable>;
+export type DomainBlockRow = Selectable<DomainBlocksTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;
 export type CustomFilterStatusRow = Selectable<CustomFilterStatusesTable>;

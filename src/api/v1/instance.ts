@@ -3,7 +3,9 @@ import type { Ctx } from "../../context.ts";
 import { paragraphsHtml, serializeInstanceV1, serializeRules } from "../../entities/instance.ts";
 import { NotFound } from "../../errors.ts";
 import { loadInstanceFacts, loadInstanceStats } from "../../services/instance/facts.ts";
-import { loadSettings } from "../../services/instance/settings.ts";
+import { loadSettings, type DomainBlocksVisibility } from "../../services/instance/settings.ts";
+import { publicDomainBlocks } from "../../services/admin/domain_blocks.ts";
+import { serializePublicDomainBlock } from "../../entities/domain_block.ts";
 import { knownDomains, weeklyActivity } from "../../services/instance/stats.ts";
 import { languageList } from "../../text/languages.ts";
 import { translationLanguages } from "../../services/translation/languages.ts";
@@ -33,6 +35,15 @@ export default async function instanceV1Routes(app: FastifyInstance, ctx: Ctx) {
     if (!values.activity_api_enabled || ctx.config.limitedFederationMode) throw new NotFound("Not Found");
     reply.header("Cache-Control", CACHE_5_MIN);
     return weeklyActivity(ctx.db);
+  });
+
+  app.get("/api/v1/instance/domain_blocks", { preHandler: open }, async (req) => {
+    const { values } = await loadSettings(ctx.db.kysely);
+    const signedIn = !!req.viewer?.user;
+    const shownTo = (setting: DomainBlocksVisibility) => setting === "all" || (setting === "users" && signedIn);
+    if (!shownTo(values.show_domain_blocks)) throw new NotFound("Not Found");
+    const withComment = shownTo(values.show_domain_blocks_rationale);
+    return (await publicDomainBlocks(ctx)).map((row) => serializePublicDomainBlock(row, withComment));
   });
 
   app.get("/api/v1/instance/rules", { preHandler: open }, async (_req, reply) => {

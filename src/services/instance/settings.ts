@@ -23,7 +23,12 @@ export interface InstanceSettings {
   peers_api_enabled: boolean;
   activity_api_enabled: boolean;
   rules: InstanceRule[];
+  show_domain_blocks: DomainBlocksVisibility;
+  show_domain_blocks_rationale: DomainBlocksVisibility;
 }
+
+/** Who may read the list of blocked servers (and their public reasons): nobody, users, everyone. */
+export type DomainBlocksVisibility = "disabled" | "users" | "all";
 
 type SettingKind =
   | { kind: "string"; max: number }
@@ -73,6 +78,14 @@ export const SETTING_DEFINITIONS: Record<keyof InstanceSettings, SettingDefiniti
     type: { kind: "rules" },
     description: 'Server rules: a JSON array of strings or {"text","hint"} objects, or one rule per line',
   },
+  show_domain_blocks: {
+    type: { kind: "choice", choices: ["disabled", "users", "all"] },
+    description: "Who may list the blocked servers (/api/v1/instance/domain_blocks): disabled, users or all",
+  },
+  show_domain_blocks_rationale: {
+    type: { kind: "choice", choices: ["disabled", "users", "all"] },
+    description: "Who sees the public reasons in that list: disabled, users or all",
+  },
 };
 
 export const DEFAULT_SETTINGS: InstanceSettings = {
@@ -88,6 +101,8 @@ export const DEFAULT_SETTINGS: InstanceSettings = {
   peers_api_enabled: true,
   activity_api_enabled: true,
   rules: [],
+  show_domain_blocks: "disabled",
+  show_domain_blocks_rationale: "disabled",
 };
 
 export function isSettingKey(key: string): key is keyof InstanceSettings {

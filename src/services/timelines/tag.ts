@@ -46,7 +46,9 @@ export function tagRangeQuery(
             .selectFrom("accounts")
             .select("accounts.id")
             .whereRef("accounts.id", "=", "statuses.account_id")
-            .where("accounts.suspended_at", "is not", null)
+            .where((inner) =>
+              inner.or([inner("accounts.suspended_at", "is not", null), inner("accounts.silenced_at", "is not", null)]),
+            )
             .limit(1)
             .offset(0),
         ),

@@ -1,0 +1,230 @@
+/**
+ * Blocking other servers (Mastodon's DomainBlock, BlockDomainService, UnblockDomainService). A block
+ * covers its domain and every subdomain. Its severity is applied to the accounts already known
+ * there: `suspend` suspends them (hidden everywhere, as any suspended account), `silence` limits
+ * them (off the public and hashtag timelines, their notifications filtered as from limited
+ * accounts), `noop` changes nothing but `reject_media` / `reject_reports`, which federation
+ * enforces. The marks carry the block's creation time, so lifting or softening a block undoes
+ * exactly what it did and keeps what a moderator did to an account by hand.
+ */
+import { createHash } from "node:crypto";
+import { domainToASCII } from "node:url";
+import type { Kysely } from "kysely";
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
+import type { Database, DomainBlockRow, DomainBlockSeverity } from "../../db/schema.ts";
+import { ApiError, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
+
+export const SEVERITIES: readonly DomainBlockSeverity[] = ["silence", "suspend", "noop"];
+const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface DomainBlockParams {
+  domain?: string;
+  severity?: string;
+  rejectMedia?: boolean;
+  rejectReports?: boolean;
+  privateComment?: string | null;
+  publicComment?: string | null;
+  obfuscate?: boolean;
+}
+
+/** A domain as blocks store it: trimmed, lowercase, punycode; undefined when it is not a domain. */
+export function normalizeDomain(text: string): string | undefined {
+  const ascii = domainToASCII(
+    text
+      .trim()
+      .replace(/^\.+|\.+$/g, "")
+      .toLowerCase(),
+  );
+  return ascii && DOMAIN.test(ascii) ? ascii : undefined;
+}
+
+/** SHA-256 of the domain, hex: lets anyone check a domain against an obfuscated list. */
+export const domainDigest = (domain: string) => createHash("sha256").update(domain).digest("hex");
+
+/** The domain and each domain above it: `a.b.example` → itself, `b.example`, `example`. */
+function selfAndParents(domain: string): string[] {
+  const labels = domain.split(".");
+  return labels.map((_, i) => labels.slice(i).join("."));
+}
+
+/** The block that applies to `domain`: its own or the most specific one above it. */
+export async function blockFor(db: Kysely<Database>, domain: string): Promise<DomainBlockRow | undefined> {
+  const normalized = normalizeDomain(domain);
+  if (!normalized) return undefined;
+  const rows = await db
+    .selectFrom("domain_blocks")
+    .selectAll()
+    .where("domain", "in", selfAndParents(normalized))
+    .execute();
+  return rows.sort((a, b) => b.domain.length - a.domain.length)[0];
+}
+
+/** Whether `block` limits more than `other` (Mastodon's `stricter_than?`). */
+function stricterThan(
+  block: Pick<DomainBlockRow, "severity" | "reject_media" | "reject_reports">,
+  other: DomainBlockRow,
+) {
+  return (
+    (block.severity === "suspend" && other.severity !== "suspend") ||
+    (block.severity === "silence" && other.severity === "noop") ||
+    (block.reject_media && !other.reject_media) ||
+    (block.reject_reports && !other.reject_reports)
+  );
+}
+
+/** The accounts a block on `domain` covers: the domain's own and its subdomains'. */
+function coveredAccounts(tx: Kysely<Database>, domain: string) {
+  return tx
+    .updateTable("accounts")
+    .where((eb) => eb.or([eb("domain", "=", domain), eb("domain", "like", `%.${domain}`)]));
+}
+
+/** Marks the covered accounts as the block's severity asks (those not already marked). */
+async function applyBlock(tx: Kysely<Database>, block: DomainBlockRow): Promise<void> {
+  if (block.severity === "suspend")
+    await coveredAccounts(tx, block.domain)
+      .set({ suspended_at: block.created_at })
+      .where("suspended_at", "is", null)
+      .execute();
+  if (block.severity === "silence")
+    await coveredAccounts(tx, block.domain)
+      .set({ silenced_at: block.created_at })
+      .where("silenced_at", "is", null)
+      .execute();
+}
+
+/** Takes back the marks `block` made (those with its time), leaving moderators' own. */
+async function liftBlock(tx: Kysely<Database>, block: DomainBlockRow): Promise<void> {
+  await coveredAccounts(tx, block.domain)
+    .set({ suspended_at: null })
+    .where("suspended_at", "=", block.created_at)
+    .execute();
+  await coveredAccounts(tx, block.domain)
+    .set({ silenced_at: null })
+    .where("silenced_at", "=", block.created_at)
+    .execute();
+}
+
+export function listDomainBlocks(ctx: Ctx, page: PageParams): Promise<DomainBlockRow[]> {
+  return fetchPage(ctx.db.kysely.selectFrom("domain_blocks").selectAll(), "id", page);
+}
+
+export async function domainBlockOf(ctx: Ctx, id: string | undefined): Promise<DomainBlockRow> {
+  const row = id
+    ? await ctx.db.kysely.selectFrom("domain_blocks").selectAll().where("id", "=", id).executeTakeFirst()
+    : undefined;
+  if (!row) throw new NotFound();
+  return row;
+}
+
+/** A block covering the new one already (the same domain, or a parent at least as strict). */
+export class DomainAlreadyBlocked extends Unprocessable {
+  readonly existing: DomainBlockRow;
+  constructor(existing: DomainBlockRow, rendered: unknown) {
+    super(`You have already imposed stricter limits on ${existing.domain}.`, { existing_domain_block: rendered });
+    this.existing = existing;
+  }
+}
+
+/**
+ * Blocks a domain. 422 `Domain can't be blank` without one; DomainAlreadyBlocked when a block of
+ * the same domain exists, or one above it that is at least as strict (`render` shapes it for the
+ * answer).
+ */
+export async function createDomainBlock(
+  ctx: Ctx,
+  params: DomainBlockParams,
+  render: (existing: DomainBlockRow) => unknown,
+): Promise<DomainBlockRow> {
+  if (!params.domain?.trim()) throw new ValidationFailed("Domain can't be blank");
+  const domain = normalizeDomain(params.domain);
+  if (!domain) throw new ValidationFailed("Domain is not a valid domain name");
+  const severity = (params.severity ?? "silence") as DomainBlockSeverity;
+  if (!SEVERITIES.includes(severity)) throw new ValidationFailed("Severity is not included in the list");
+  const wanted = {
+    severity,
+    reject_media: params.rejectMedia ?? false,
+    reject_reports: params.rejectReports ?? false,
+  };
+  const existing = await blockFor(ctx.db.kysely, domain);
+  if (existing && (existing.domain === domain || !stricterThan(wanted, existing)))
+    throw new DomainAlreadyBlocked(existing, render(existing));
+  const now = new Date().toISOString();
+  return ctx.db.kysely.transaction().execute(async (tx) => {
+    const block = await tx
+      .insertInto("domain_blocks")
+      .values({
+        id: newId(),
+        domain,
+        ...wanted,
+        private_comment: params.privateComment || null,
+        public_comment: params.publicComment || null,
+        obfuscate: params.obfuscate ?? false,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await applyBlock(tx, block);
+    return block;
+  });
+}
+
+/**
+ * Changes a block's settings and applies the new severity to the covered accounts. An unknown
+ * severity is the spec's 500 (Mastodon's enum raises).
+ */
+export async function updateDomainBlock(
+  ctx: Ctx,
+  id: string | undefined,
+  params: DomainBlockParams,
+): Promise<DomainBlockRow> {
+  const current = await domainBlockOf(ctx, id);
+  if (params.severity !== undefined && !SEVERITIES.includes(params.severity as DomainBlockSeverity))
+    throw new ApiError(500, `'${params.severity}' is not a valid severity`);
+  return ctx.db.kysely.transaction().execute(async (tx) => {
+    const updated = await tx
+      .updateTable("domain_blocks")
+      .set({
+        ...(params.severity !== undefined ? { severity: params.severity as DomainBlockSeverity } : {}),
+        ...(params.rejectMedia !== undefined ? { reject_media: params.rejectMedia } : {}),
+        ...(params.rejectReports !== undefined ? { reject_reports: params.rejectReports } : {}),
+        ...(params.privateComment !== undefined ? { private_comment: params.privateComment || null } : {}),
+        ...(params.publicComment !== undefined ? { public_comment: params.publicComment || null } : {}),
+        ...(params.obfuscate !== undefined ? { obfuscate: params.obfuscate } : {}),
+        updated_at: new Date().toISOString(),
+      })
+      .where("id", "=", current.id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!updated) throw new NotFound();
+    if (updated.severity !== current.severity) {
+      await liftBlock(tx, current);
+      await applyBlock(tx, updated);
+    }
+    return updated;
+  });
+}
+
+/** Lifts a block: the accounts it suspended or silenced are restored. */
+export async function removeDomainBlock(ctx: Ctx, id: string | undefined): Promise<DomainBlockRow> {
+  const current = await domainBlockOf(ctx, id);
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    const removed = await tx.deleteFrom("domain_blocks").where("id", "=", current.id).executeTakeFirst();
+    if (Number(removed.numDeletedRows) === 0) throw new NotFound();
+    await liftBlock(tx, current);
+  });
+  return current;
+}
+
+/** Blocks with limits users notice (silence, suspend), for the public list, by domain. */
+export function publicDomainBlocks(ctx: Ctx): Promise<DomainBlockRow[]> {
+  return ctx.db.kysely
+    .selectFrom("domain_blocks")
+    .selectAll()
+    .where("severity", "in", ["silence", "suspend"])
+    .orderBy("domain")
+    .execute();
+}

@@ -19,6 +19,7 @@ import v1FilterRoutes from "./api/v1/filters.ts";
 import filterRoutes from "./api/v2/filters.ts";
 import reportRoutes from "./api/v1/reports.ts";
 import adminDomainBlockRoutes from "./api/v1/admin/domain_blocks.ts";
+import streamingRoutes from "./api/streaming.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -80,6 +81,7 @@ const ROUTES: RouteModule[] = [
   filterRoutes,
   reportRoutes,
   adminDomainBlockRoutes,
+  streamingRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

@@ -7,6 +7,7 @@ import { JobQueue } from "./jobs/queue.ts";
 import { MemoryRateLimitStore } from "./api/rate_limit.ts";
 import { FileSystemStorage } from "./media/storage.ts";
 import { acceptAllMailDomains, dnsMailDomainChecker } from "./services/mail/domains.ts";
+import { createBus } from "./realtime/bus.ts";
 
 /** Raised when start-up cannot proceed; the message is one line for the operator. */
 export class StartupError extends Error {
@@ -57,6 +58,7 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     rateLimits: new MemoryRateLimitStore(),
     mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
     media: new FileSystemStorage(config.mediaDir),
+    events: createBus(config.redisUrl, log),
   };
   if (options.jobHandlers !== false) (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);
   return ctx;

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     }, config.shutdownTimeout * 1000);
     deadline.unref();
     await Promise.allSettled([app?.close(), ctx.jobs.stop()]);
+    await ctx.events.close();
     await ctx.db.close();
     log.info("stopped");
     exitAfterFlush(ctx, 0);
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       process.stderr.write(
         `rookery: cannot listen on ${config.bind}:${config.port} (BIND/PORT): ${(error as Error).message}\n`,
       );
+      await ctx.events.close();
       await ctx.db.close();
       process.exit(1);
     }

@@ -64,6 +64,7 @@ import { JobQueue } from "../src/jobs/queue.ts";
 import { MemoryRateLimitStore } from "../src/api/rate_limit.ts";
 import type { MailDomainChecker } from "../src/services/mail/domains.ts";
 import { FileSystemStorage } from "../src/media/storage.ts";
+import { createBus } from "../src/realtime/bus.ts";
 import { registerJobHandlers } from "../src/jobs/handlers.ts";
 import { mergeIntoHome, removeFromHome } from "../src/services/timelines/feeds.ts";
 import { createLocalUser } from "../src/services/accounts/create.ts";
@@ -139,6 +140,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     rateLimits: new MemoryRateLimitStore(),
     mailDomains: TEST_MAIL_DOMAINS,
     media: new FileSystemStorage(config.mediaDir),
+    events: createBus(config.redisUrl, log),
   };
   registerJobHandlers(ctx);
   const app = await buildApp(ctx);
@@ -151,6 +153,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     async close() {
       await app.close();
       await jobs.stop();
+      await ctx.events.close();
       await db.close();
       await dropSchema();
       rmSync(dataDir, { recursive: true, force: true });

@@ -139,6 +139,9 @@ export const accountsModify: Command = {
           .execute();
       }
     });
+    // Open streams end with the user's access (reconnecting then fails, or asks for the new password).
+    if (values.suspend || values.disable || values["reset-password"])
+      await (await import("../services/streaming/publish.ts")).publishToUser(ctx, found.account.id, "kill");
     io.out("OK");
     if (newPassword) io.out(`New password: ${newPassword}`);
     return 0;

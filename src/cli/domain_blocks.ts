@@ -1,14 +1,12 @@
-import { serializeAdminDomainBlock } from "../entities/domain_block.ts";
 import { ApiError } from "../errors.ts";
-import {
-  blockFor,
-  createDomainBlock,
-  normalizeDomain,
-  removeDomainBlock,
-  SEVERITIES,
-  updateDomainBlock,
-} from "../services/admin/domain_blocks.ts";
+import { normalizeDomain, SEVERITIES } from "../services/admin/domain_names.ts";
 import { UsageError, type Command } from "./command.ts";
+
+/** The services, loaded when a command runs (not for --help). */
+const services = async () => ({
+  ...(await import("../services/admin/domain_blocks.ts")),
+  ...(await import("../entities/domain_block.ts")),
+});
 
 /** The API's errors (a domain already covered, a bad value) as one line for the admin. */
 async function asUsage<T>(work: () => Promise<T>): Promise<T> {
@@ -27,6 +25,7 @@ export const domainBlocksList: Command = {
   positionals: [0, 0],
   options: { json: { type: "boolean", description: "Print JSON (the admin API's entities)" } },
   async run(ctx, { values }, io) {
+    const { serializeAdminDomainBlock } = await services();
     const rows = await ctx.db.kysely.selectFrom("domain_blocks").selectAll().orderBy("domain").execute();
     if (values.json) {
       io.out(JSON.stringify(rows.map(serializeAdminDomainBlock), null, 2));
@@ -75,6 +74,7 @@ export const domainBlocksAdd: Command = {
       publicComment: values["public-comment"] as string | undefined,
       obfuscate: values.obfuscate as boolean | undefined,
     };
+    const { blockFor, createDomainBlock, serializeAdminDomainBlock, updateDomainBlock } = await services();
     const existing = await blockFor(ctx.db.kysely, domain);
     if (existing?.domain === domain) {
       const updated = await asUsage(() => updateDomainBlock(ctx, existing.id, params));
@@ -96,6 +96,7 @@ export const domainBlocksRemove: Command = {
   async run(ctx, { positionals }, io) {
     const domain = normalizeDomain(positionals[0]);
     if (!domain) throw new UsageError(`"${positionals[0]}" is not a domain name`);
+    const { blockFor, removeDomainBlock } = await services();
     const existing = await blockFor(ctx.db.kysely, domain);
     if (existing?.domain !== domain) {
       io.err(`${domain} is not blocked${existing ? ` (the block of ${existing.domain} covers it)` : ""}`);

@@ -56,7 +56,13 @@ const defaultContext: ContextFactory = async (command) => {
   const log = pino({ level: "warn" }, pino.destination(2));
   // Commands only enqueue jobs; the workers that run them register the handlers.
   const ctx = await boot(config, { migrate: command !== dbMigrate, log, jobHandlers: false });
-  return { ctx, release: () => ctx.db.close() };
+  return {
+    ctx,
+    release: async () => {
+      await ctx.events.close();
+      await ctx.db.close();
+    },
+  };
 };
 
 /** boot.ts's StartupError, recognized without importing boot.ts (and everything it loads). */

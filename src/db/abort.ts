@@ -47,3 +47,8 @@ export class StopReadsForGoneClients implements KyselyPlugin {
     return args.result;
   }
 }
+
+/** Runs `work` outside any request's scope: work for other clients (a stream's events) is never stopped by this one leaving. */
+export function outsideRequestScope<T>(work: () => T): T {
+  return requestScope.exit(work);
+}

@@ -9,6 +9,7 @@ import { removeExpiredMutes } from "../services/accounts/hiding.ts";
 import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.ts";
 import { pruneTranslations } from "../services/translation/translate.ts";
 import { refreshTrends } from "../services/trends/trends.ts";
+import { publishStatus } from "../services/streaming/publish.ts";
 import {
   notifyOfEdit,
   notifyOfNewStatus,
@@ -77,11 +78,13 @@ export function registerJobHandlers(ctx: Ctx): void {
     const { statusId } = payload as { statusId: string };
     await fanOutStatus(ctx, statusId);
     await notifyOfNewStatus(ctx, statusId);
+    await publishStatus(ctx, statusId, "update");
   });
   ctx.jobs.register("notifications.notify", (payload) => runNotificationJob(ctx, payload as NotificationJob));
-  ctx.jobs.register("notifications.edit", (payload) => {
+  ctx.jobs.register("statuses.edited", async (payload) => {
     const { statusId, addedMentionIds } = payload as { statusId: string; addedMentionIds: string[] };
-    return notifyOfEdit(ctx, statusId, addedMentionIds);
+    await notifyOfEdit(ctx, statusId, addedMentionIds);
+    await publishStatus(ctx, statusId, "status.update");
   });
   ctx.jobs.register("notifications.poll", (payload) => notifyOfPollEnd(ctx, (payload as { pollId: string }).pollId));
   ctx.jobs.register("feeds.merge", (payload) => {

@@ -70,7 +70,7 @@ export default async function oauthTokenRoutes(app: FastifyInstance, ctx: Ctx) {
     reply.header("Cache-Control", "no-store");
     const { clientId, clientSecret } = clientCredentials(req);
     const client = await authenticateClient(ctx.db.kysely, clientId, clientSecret);
-    await revokeToken(ctx.db.kysely, client, required(req, "token"));
+    await revokeToken(ctx, client, required(req, "token"));
     return {};
   });
 }

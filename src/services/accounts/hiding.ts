@@ -5,12 +5,18 @@
  * decided in one place, services/accounts/exclusions.ts.
  */
 import type { Ctx } from "../../context.ts";
+import { publishToUser } from "../streaming/publish.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountPageOf, activeAccountMap, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { Forbidden, ValidationFailed } from "../../errors.ts";
 import { removeFollow } from "./follow.ts";
+
+/** Open streams of these accounts drop what they knew of blocks and mutes. */
+async function relationsChanged(ctx: Ctx, ...accountIds: string[]): Promise<void> {
+  for (const id of accountIds) await publishToUser(ctx, id, "relations_changed");
+}
 
 /** Blocking or muting oneself makes no sense; Rookery refuses it. */
 function refuseSelf(viewer: AccountRow, target: AccountRow): void {
@@ -48,6 +54,7 @@ export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: Account
       .where("target_account_id", "=", target.id)
       .execute();
   });
+  await relationsChanged(ctx, viewer.id, target.id);
 }
 
 export async function unblockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
@@ -56,6 +63,7 @@ export async function unblockAccount(ctx: Ctx, viewer: AccountRow, target: Accou
     .where("account_id", "=", viewer.id)
     .where("target_account_id", "=", target.id)
     .execute();
+  await relationsChanged(ctx, viewer.id, target.id);
 }
 
 export interface MuteOptions {
@@ -94,6 +102,7 @@ export async function muteAccount(
         .doUpdateSet({ hide_notifications: hide, expires_at: expiresAt, updated_at: now.toISOString() }),
     )
     .execute();
+  await relationsChanged(ctx, viewer.id);
 }
 
 export async function unmuteAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
@@ -102,6 +111,7 @@ export async function unmuteAccount(ctx: Ctx, viewer: AccountRow, target: Accoun
     .where("account_id", "=", viewer.id)
     .where("target_account_id", "=", target.id)
     .execute();
+  await relationsChanged(ctx, viewer.id);
 }
 
 /** Deletes mutes whose time is up (the `mutes.expire` job); reads already ignore them. */
@@ -188,6 +198,7 @@ export async function blockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: strin
       .execute();
     for (const follow of follows) await removeFollow(tx, follow.account_id, follow.target_account_id);
   });
+  await relationsChanged(ctx, viewer.id);
 }
 
 export async function unblockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: string | undefined): Promise<void> {
@@ -197,6 +208,7 @@ export async function unblockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: str
     .where("account_id", "=", viewer.id)
     .where("domain", "=", domain)
     .execute();
+  await relationsChanged(ctx, viewer.id);
 }
 
 /** A page of the user's blocked domains, newest first, paged by the block rows' IDs. */

@@ -7,17 +7,15 @@
  * enforces. The marks carry the block's creation time, so lifting or softening a block undoes
  * exactly what it did and keeps what a moderator did to an account by hand.
  */
-import { createHash } from "node:crypto";
-import { domainToASCII } from "node:url";
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { Database, DomainBlockRow, DomainBlockSeverity } from "../../db/schema.ts";
 import { ApiError, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
+import { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
-export const SEVERITIES: readonly DomainBlockSeverity[] = ["silence", "suspend", "noop"];
-const DOMAIN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export { domainDigest, normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
 export interface DomainBlockParams {
   domain?: string;
@@ -28,20 +26,6 @@ export interface DomainBlockParams {
   publicComment?: string | null;
   obfuscate?: boolean;
 }
-
-/** A domain as blocks store it: trimmed, lowercase, punycode; undefined when it is not a domain. */
-export function normalizeDomain(text: string): string | undefined {
-  const ascii = domainToASCII(
-    text
-      .trim()
-      .replace(/^\.+|\.+$/g, "")
-      .toLowerCase(),
-  );
-  return ascii && DOMAIN.test(ascii) ? ascii : undefined;
-}
-
-/** SHA-256 of the domain, hex: lets anyone check a domain against an obfuscated list. */
-export const domainDigest = (domain: string) => createHash("sha256").update(domain).digest("hex");
 
 /** The domain and each domain above it: `a.b.example` → itself, `b.example`, `example`. */
 function selfAndParents(domain: string): string[] {

@@ -2,6 +2,7 @@
  * The apps a user has authorized (the settings page's list), and revoking one: every token and
  * pending grant of that app for that user.
  */
+import { publishTokenRevoked } from "../streaming/publish.ts";
 import type { Ctx } from "../../context.ts";
 import { isIdLike } from "../../db/ids.ts";
 import { parseScopes } from "./scopes.ts";
@@ -53,15 +54,23 @@ export async function authorizedApplications(ctx: Ctx, userId: string): Promise<
 export async function revokeAuthorization(ctx: Ctx, userId: string, applicationId: string): Promise<void> {
   if (!isIdLike(applicationId)) return;
   const now = new Date().toISOString();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    for (const table of ["oauth_access_tokens", "oauth_access_grants"] as const) {
-      await tx
-        .updateTable(table)
-        .set({ revoked_at: now })
-        .where("user_id", "=", userId)
-        .where("application_id", "=", applicationId)
-        .where("revoked_at", "is", null)
-        .execute();
-    }
+  const revoked = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const tokens = await tx
+      .updateTable("oauth_access_tokens")
+      .set({ revoked_at: now })
+      .where("user_id", "=", userId)
+      .where("application_id", "=", applicationId)
+      .where("revoked_at", "is", null)
+      .returning("id")
+      .execute();
+    await tx
+      .updateTable("oauth_access_grants")
+      .set({ revoked_at: now })
+      .where("user_id", "=", userId)
+      .where("application_id", "=", applicationId)
+      .where("revoked_at", "is", null)
+      .execute();
+    return tokens.map((t) => t.id);
   });
+  await publishTokenRevoked(ctx, revoked);
 }

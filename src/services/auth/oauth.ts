@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { publishTokenRevoked } from "../streaming/publish.ts";
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
@@ -237,7 +238,8 @@ export async function passwordGrant(
 }
 
 /** Revokes a token of `app` (RFC 7009): unknown tokens succeed silently; another client's token is refused. */
-export async function revokeToken(db: Kysely<Database>, app: ApplicationRow, token: string): Promise<void> {
+export async function revokeToken(ctx: Ctx, app: ApplicationRow, token: string): Promise<void> {
+  const db = ctx.db.kysely;
   const row = await db
     .selectFrom("oauth_access_tokens")
     .select(["id", "application_id"])
@@ -251,6 +253,8 @@ export async function revokeToken(db: Kysely<Database>, app: ApplicationRow, tok
     .where("id", "=", row.id)
     .where("revoked_at", "is", null)
     .execute();
+  // Its open streams end.
+  await publishTokenRevoked(ctx, [row.id]);
 }
 
 /** Whether the user already holds a live token of `app` with exactly these scopes (consent can be skipped). */

@@ -17,6 +17,7 @@ import type {
 } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
 import { findVisibleStatus } from "../statuses/find.ts";
+import { publishToUser } from "../streaming/publish.ts";
 
 export const FILTER_CONTEXTS: readonly FilterContext[] = ["home", "notifications", "public", "thread", "account"];
 export const FILTER_ACTIONS: readonly FilterAction[] = ["warn", "hide", "blur"];
@@ -165,6 +166,7 @@ export async function createFilter(ctx: Ctx, accountId: string, params: FilterPa
         )
         .execute();
   });
+  await publishToUser(ctx, accountId, "filters_changed");
   return filterOf(ctx, accountId, id);
 }
 
@@ -241,6 +243,7 @@ export async function updateFilter(
       }
     }
   });
+  await publishToUser(ctx, accountId, "filters_changed");
   return filterOf(ctx, accountId, current.id);
 }
 
@@ -248,6 +251,7 @@ export async function updateFilter(
 export async function deleteFilter(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const filter = await ownFilter(ctx.db.kysely, accountId, id);
   await ctx.db.kysely.deleteFrom("custom_filters").where("id", "=", filter.id).execute();
+  await publishToUser(ctx, accountId, "filters_changed");
 }
 
 // ---- Keywords and statuses on their own routes. ----
@@ -281,7 +285,7 @@ export async function addKeyword(
   const problems = keywordProblems(keyword, "Keyword ");
   if (problems.length > 0) throw new ValidationFailed(problems);
   const now = new Date().toISOString();
-  return ctx.db.kysely
+  const row = await ctx.db.kysely
     .insertInto("custom_filter_keywords")
     .values({
       id: newId(),
@@ -293,6 +297,8 @@ export async function addKeyword(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  await publishToUser(ctx, accountId, "filters_changed");
+  return row;
 }
 
 export async function updateKeyword(
@@ -307,7 +313,7 @@ export async function updateKeyword(
     const problems = keywordProblems(keyword, "Keyword ");
     if (problems.length > 0) throw new ValidationFailed(problems);
   }
-  return ctx.db.kysely
+  const row = await ctx.db.kysely
     .updateTable("custom_filter_keywords")
     .set({
       keyword: keyword ?? current.keyword,
@@ -317,11 +323,14 @@ export async function updateKeyword(
     .where("id", "=", current.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  await publishToUser(ctx, accountId, "filters_changed");
+  return row;
 }
 
 export async function deleteKeyword(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const { keyword } = await ownKeyword(ctx, accountId, id);
   await ctx.db.kysely.deleteFrom("custom_filter_keywords").where("id", "=", keyword.id).execute();
+  await publishToUser(ctx, accountId, "filters_changed");
 }
 
 export async function filterStatusesOf(ctx: Ctx, accountId: string, filterId: string | undefined) {
@@ -349,6 +358,7 @@ export async function addFilterStatus(
     .returningAll()
     .executeTakeFirst();
   if (!row) throw new ValidationFailed("Status has already been taken");
+  await publishToUser(ctx, accountId, "filters_changed");
   return row;
 }
 
@@ -368,4 +378,5 @@ export async function ownFilterStatus(
 export async function deleteFilterStatus(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const row = await ownFilterStatus(ctx, accountId, id);
   await ctx.db.kysely.deleteFrom("custom_filter_statuses").where("id", "=", row.id).execute();
+  await publishToUser(ctx, accountId, "filters_changed");
 }

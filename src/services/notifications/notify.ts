@@ -10,6 +10,7 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, Database, NotificationRow, PolicyAction } from "../../db/schema.ts";
 import { hasPermission } from "../accounts/roles.ts";
+import { publishNotification } from "../streaming/publish.ts";
 import { defaultPolicy, type PolicySettings } from "./policy.ts";
 import { FILTERABLE_TYPES, GROUPABLE_TYPES, type NotificationEvent } from "./types.ts";
 
@@ -226,7 +227,7 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
   const at = event.at ?? now;
   const groupKey = filtered ? null : await groupKeyFor(db, event, at);
 
-  return db.transaction().execute(async (tx) => {
+  const stored = await db.transaction().execute(async (tx) => {
     if (event.type === "update") {
       // The newest edit replaces the notification of an earlier one.
       await tx
@@ -276,4 +277,7 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
     }
     return row;
   });
+  // Filtered notifications are not streamed (Mastodon's rule); the others reach open streams.
+  if (stored && !stored.filtered) await publishNotification(ctx, stored.account_id, stored.id);
+  return stored;
 }

@@ -10,6 +10,7 @@ import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { NotificationRequestRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
+import { publishToUser } from "../streaming/publish.ts";
 
 /** A page of the receiver's requests, pending or dismissed, newest first. */
 export function requestPage(
@@ -68,14 +69,14 @@ export async function filteredCounts(
  */
 export async function acceptRequests(ctx: Ctx, receiverId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  const merged = await ctx.db.kysely.transaction().execute(async (tx) => {
     const requests = await tx
       .deleteFrom("notification_requests")
       .where("account_id", "=", receiverId)
       .where("id", "in", ids)
       .returning("from_account_id")
       .execute();
-    if (requests.length === 0) return;
+    if (requests.length === 0) return false;
     const now = new Date().toISOString();
     const senders = requests.map((r) => r.from_account_id);
     await tx
@@ -90,7 +91,9 @@ export async function acceptRequests(ctx: Ctx, receiverId: string, ids: readonly
       .where("from_account_id", "in", senders)
       .where("filtered", "=", true)
       .execute();
+    return true;
   });
+  if (merged) await publishToUser(ctx, receiverId, "notifications_merged");
 }
 
 /** Dismisses the receiver's requests among `ids`: hidden from the pending list and its counts. */

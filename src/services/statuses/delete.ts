@@ -3,6 +3,7 @@ import type { StatusRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
 import { removeFromConversations } from "../conversations/conversations.ts";
 import { removeNotificationsOf } from "../notifications/triggers.ts";
+import { placesOfStatus, publishDeletes } from "../streaming/publish.ts";
 
 /**
  * Deletes a status and the boosts of it, keeping every counter right: the authors' statuses
@@ -11,6 +12,13 @@ import { removeNotificationsOf } from "../notifications/triggers.ts";
  * a 404). Media are detached, not destroyed, so the client can redraft with them.
  */
 export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
+  // Where it (and its boosts) were shown, read before the deletion takes the feed entries.
+  const boostRows = await ctx.db.kysely
+    .selectFrom("statuses")
+    .selectAll()
+    .where("reblog_of_id", "=", status.id)
+    .execute();
+  const places = await Promise.all([status, ...boostRows].map((s) => placesOfStatus(ctx.db.kysely, s)));
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const now = new Date().toISOString();
     await tx
@@ -62,4 +70,5 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
         .execute();
     }
   });
+  await publishDeletes(ctx, places);
 }

@@ -201,8 +201,8 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
       .returningAll()
       .executeTakeFirstOrThrow();
     await snapshot(tx, updated, nowIso);
-    // Boosters learn of the edit, newly mentioned accounts of the mention.
-    await ctx.jobs.enqueueWith(tx, "notifications.edit", {
+    // Boosters learn of the edit, newly mentioned accounts of the mention, streams of the new version.
+    await ctx.jobs.enqueueWith(tx, "statuses.edited", {
       statusId: status.id,
       addedMentionIds: added.map((m) => m.id),
     });

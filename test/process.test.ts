@@ -9,7 +9,11 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { after, describe, test } from "node:test";
 import pg from "pg";
-import { TEST_ENGINE } from "./kit.ts";
+import { pino } from "pino";
+import { boot } from "../src/boot.ts";
+import { loadConfig } from "../src/config.ts";
+import { createUser, TEST_ENGINE } from "./kit.ts";
+import { WsClient } from "./streaming_clients.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(ROOT, "src", "main.ts");
@@ -362,4 +366,54 @@ describe(`the server process (${TEST_ENGINE})`, () => {
       await new Promise((resolve) => blocker.close(resolve));
     }
   });
+
+  test(
+    "streaming across processes: an event caused through process A reaches a client of process B (PostgreSQL and Redis)",
+    {
+      timeout: 60_000,
+      skip:
+        !(TEST_ENGINE === "postgres" && process.env.TEST_REDIS_URL) &&
+        "needs PostgreSQL (TEST_DATABASE_URL) and Redis (TEST_REDIS_URL)",
+    },
+    async () => {
+      const env = await environment({ REDIS_URL: process.env.TEST_REDIS_URL! });
+      const a = start(env);
+      const portA = (await a.waitForLine((l) => typeof l.port === "number", "A listening")).port as number;
+      // B only serves HTTP: every job, and so every event, is A's.
+      const b = start({ ...env, ROOKERY_ROLE: "web" });
+      const portB = (await b.waitForLine((l) => typeof l.port === "number", "B listening")).port as number;
+      const ctx = await boot(loadConfig(env), { migrate: false, jobHandlers: false, log: pino({ level: "silent" }) });
+      try {
+        const [reader, author] = [await createUser(ctx, "reader"), await createUser(ctx, "author")];
+        const followed = await fetch(`http://127.0.0.1:${portA}/api/v1/accounts/${author.account.id}/follow`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${reader.token}` },
+        });
+        assert.equal(followed.status, 200);
+        const client = await WsClient.connect(`127.0.0.1:${portB}`, reader.token, { query: "stream=user" });
+        try {
+          client.subscribe("public:local");
+          client.send({ type: "unsubscribe", stream: "round-trip" });
+          await client.frames.next((f) => f.error === "Unknown stream type", 5000, "the subscriptions");
+          const posted = await fetch(`http://127.0.0.1:${portA}/api/v1/statuses`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${author.token}`, "content-type": "application/json" },
+            body: JSON.stringify({ status: `hello @${reader.username} across processes` }),
+          });
+          assert.equal(posted.status, 200);
+          const id = ((await posted.json()) as { id: string }).id;
+          const onHome = await client.event("update", (p, f) => f.stream?.[0] === "user" && p!.includes(id), 15_000);
+          assert.equal((JSON.parse(onHome.payload!) as { id: string }).id, id);
+          await client.event("update", (p, f) => f.stream?.[0] === "public:local" && p!.includes(id), 15_000);
+          const note = await client.event("notification", undefined, 15_000);
+          assert.equal((JSON.parse(note.payload!) as { type: string }).type, "mention");
+        } finally {
+          client.close();
+        }
+      } finally {
+        await ctx.events.close();
+        await ctx.db.close();
+      }
+    },
+  );
 });

@@ -20,6 +20,7 @@ import filterRoutes from "./api/v2/filters.ts";
 import reportRoutes from "./api/v1/reports.ts";
 import adminDomainBlockRoutes from "./api/v1/admin/domain_blocks.ts";
 import streamingRoutes from "./api/streaming.ts";
+import pushRoutes from "./api/v1/push.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -82,6 +83,7 @@ const ROUTES: RouteModule[] = [
   reportRoutes,
   adminDomainBlockRoutes,
   streamingRoutes,
+  pushRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

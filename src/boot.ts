@@ -60,6 +60,10 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     media: new FileSystemStorage(config.mediaDir),
     events: createBus(config.redisUrl, log),
   };
-  if (options.jobHandlers !== false) (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);
+  if (options.jobHandlers !== false) {
+    (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);
+    // The server's Web Push keys exist from the first start on (clients read them from the instance API).
+    await (await import("./services/push/vapid.ts")).vapidKeys(ctx);
+  }
   return ctx;
 }

@@ -17,6 +17,7 @@ import { notifications } from "./migrations/0018_notifications.ts";
 import { filters } from "./migrations/0019_filters.ts";
 import { reports } from "./migrations/0020_reports.ts";
 import { domainBlocks } from "./migrations/0021_domain_blocks.ts";
+import { webPush } from "./migrations/0022_web_push.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -39,6 +40,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   filters,
   reports,
   domainBlocks,
+  webPush,
 ];
 
 /**

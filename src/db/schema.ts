@@ -41,6 +41,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "reject_media",
   "reject_reports",
   "obfuscate",
+  "standard",
 ]);
 
 export interface AccountsTable {
@@ -278,6 +279,34 @@ export interface NotificationsTable {
   activity_id: string | null;
   group_key: string | null;
   filtered: Flag;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A key pair of the server itself (`vapid`). */
+export interface ServerKeysTable {
+  name: string;
+  public_key: string;
+  private_key: string;
+  created_at: Timestamp;
+}
+
+export type PushPolicy = "all" | "followed" | "follower" | "none";
+
+/** Where to push one access token's notifications. */
+export interface WebPushSubscriptionsTable {
+  id: string;
+  access_token_id: string;
+  user_id: string;
+  endpoint: string;
+  /** base64url P-256 public key of the subscriber. */
+  key_p256dh: string;
+  /** base64url 16-byte authentication secret. */
+  key_auth: string;
+  standard: Flag;
+  /** JSON object: notification type → boolean. */
+  alerts: string;
+  policy: PushPolicy;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -769,6 +798,8 @@ export interface Database {
   custom_filter_statuses: CustomFilterStatusesTable;
   reports: ReportsTable;
   domain_blocks: DomainBlocksTable;
+  server_keys: ServerKeysTable;
+  web_push_subscriptions: WebPushSubscriptionsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -801,5 +832,6 @@ export type NotificationRequestRow = Selectable<NotificationRequestsTable>;
 export type CustomFilterRow = Selectable<CustomFiltersTable>;
 export type ReportRow = Selectable<ReportsTable>;
 export type DomainBlockRow = Selectable<DomainBlocksTable>;
+export type WebPushSubscriptionRow = Selectable<WebPushSubscriptionsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;
 export type CustomFilterStatusRow = Selectable<CustomFilterStatusesTable>;

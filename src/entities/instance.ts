@@ -10,6 +10,8 @@ import type { Account } from "./account.ts";
 export interface InstanceFacts {
   settings: InstanceSettings;
   contactAccount: Account | null;
+  /** The server's VAPID public key (Web Push). */
+  vapidKey: string;
 }
 
 export interface InstanceStats {
@@ -70,6 +72,7 @@ export function serializeInstanceV2(ctx: Ctx, facts: InstanceFacts, activeMonth:
         streaming: streamingUrl(ctx),
         status: null,
       },
+      vapid: { public_key: facts.vapidKey },
       accounts: {
         max_display_name_length: LIMITS.accounts.maxDisplayNameLength,
         max_note_length: LIMITS.accounts.maxNoteLength,

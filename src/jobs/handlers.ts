@@ -10,6 +10,7 @@ import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.
 import { pruneTranslations } from "../services/translation/translate.ts";
 import { refreshTrends } from "../services/trends/trends.ts";
 import { publishStatus } from "../services/streaming/publish.ts";
+import { deliverPush, type PushJob } from "../services/push/deliver.ts";
 import {
   notifyOfEdit,
   notifyOfNewStatus,
@@ -86,6 +87,7 @@ export function registerJobHandlers(ctx: Ctx): void {
     await notifyOfEdit(ctx, statusId, addedMentionIds);
     await publishStatus(ctx, statusId, "status.update");
   });
+  ctx.jobs.register("push.deliver", (payload) => deliverPush(ctx, payload as PushJob));
   ctx.jobs.register("notifications.poll", (payload) => notifyOfPollEnd(ctx, (payload as { pollId: string }).pollId));
   ctx.jobs.register("feeds.merge", (payload) => {
     const { accountId, targetId } = payload as { accountId: string; targetId: string };

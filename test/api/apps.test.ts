@@ -18,12 +18,13 @@ const CREDENTIAL_KEYS = [
   "website",
   "scopes",
   "redirect_uris",
+  "vapid_key",
   "redirect_uri",
   "client_id",
   "client_secret",
   "client_secret_expires_at",
 ];
-const APPLICATION_KEYS = ["id", "name", "website", "scopes", "redirect_uris", "redirect_uri"];
+const APPLICATION_KEYS = ["id", "name", "website", "scopes", "redirect_uris", "vapid_key", "redirect_uri"];
 
 describe("POST /api/v1/apps", () => {
   let server: TestServer;
@@ -320,6 +321,7 @@ describe("GET /api/v1/apps/verify_credentials", () => {
       website: "https://client.example",
       scopes: ["read", "write", "follow", "push"],
       redirect_uris: ["urn:ietf:wg:oauth:2.0:oob"],
+      vapid_key: body.vapid_key,
       redirect_uri: "urn:ietf:wg:oauth:2.0:oob",
     });
   });
@@ -353,8 +355,10 @@ describe("GET /api/v1/apps/verify_credentials", () => {
       website: null,
       scopes: ["read", "write"],
       redirect_uris: ["https://mine.example/cb"],
+      vapid_key: registered.vapid_key,
       redirect_uri: "https://mine.example/cb",
     });
+    assert.match(registered.vapid_key, /^[A-Za-z0-9_-]{80,}$/);
   });
 
   test("401 without a token or with an unknown one; revoked tokens are named", async () => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeApplication, serializeCredentialApplication } from "../../entities/application.ts";
+import { vapidKeys } from "../../services/push/vapid.ts";
 import { ValidationFailed } from "../../errors.ts";
 import {
   applicationOfToken,
@@ -37,11 +38,12 @@ export default async function appRoutes(app: FastifyInstance, ctx: Ctx) {
         redirectUris: params.redirectUris,
         scopes: params.scopes,
       });
-      return serializeCredentialApplication(row);
+      return serializeCredentialApplication(row, (await vapidKeys(ctx)).publicKey);
     },
   );
 
   app.get("/api/v1/apps/verify_credentials", { preHandler: app.auth({}) }, async (req) => {
-    return serializeApplication(await applicationOfToken(ctx, req.viewer?.applicationId));
+    const row = await applicationOfToken(ctx, req.viewer?.applicationId);
+    return serializeApplication(row, (await vapidKeys(ctx)).publicKey);
   });
 }

@@ -1,4 +1,5 @@
 import type { Ctx } from "../../context.ts";
+import { vapidKeys } from "../push/vapid.ts";
 import { serializeAccount } from "../../entities/account.ts";
 import type { InstanceFacts, InstanceStats } from "../../entities/instance.ts";
 import { loadSettings } from "./settings.ts";
@@ -16,7 +17,11 @@ export async function loadInstanceFacts(ctx: Ctx): Promise<InstanceFacts> {
         .where((eb) => eb(eb.fn("lower", ["username"]), "=", username))
         .executeTakeFirst()
     : undefined;
-  return { settings, contactAccount: contactRow ? await serializeAccount(ctx, contactRow) : null };
+  return {
+    settings,
+    contactAccount: contactRow ? await serializeAccount(ctx, contactRow) : null,
+    vapidKey: (await vapidKeys(ctx)).publicKey,
+  };
 }
 
 export async function loadInstanceStats(ctx: Ctx): Promise<InstanceStats> {

@@ -10,6 +10,7 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, Database, NotificationRow, PolicyAction } from "../../db/schema.ts";
 import { hasPermission } from "../accounts/roles.ts";
+import { enqueuePushes } from "../push/deliver.ts";
 import { publishNotification } from "../streaming/publish.ts";
 import { defaultPolicy, type PolicySettings } from "./policy.ts";
 import { FILTERABLE_TYPES, GROUPABLE_TYPES, type NotificationEvent } from "./types.ts";
@@ -257,6 +258,8 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
       .onConflict((oc) => oc.columns(["account_id", "activity_type", "activity_id", "type"]).doNothing())
       .returningAll()
       .executeTakeFirst();
+    // Pushed only when not filtered, as Mastodon does; the job checks each subscription's alerts and policy.
+    if (row && !filtered) await enqueuePushes(ctx, tx, row);
     if (row && filtered && event.type === "mention") {
       await tx
         .insertInto("notification_requests")
@@ -278,6 +281,9 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
     return row;
   });
   // Filtered notifications are not streamed (Mastodon's rule); the others reach open streams.
-  if (stored && !stored.filtered) await publishNotification(ctx, stored.account_id, stored.id);
+  if (stored && !stored.filtered) {
+    ctx.jobs.wake();
+    await publishNotification(ctx, stored.account_id, stored.id);
+  }
   return stored;
 }

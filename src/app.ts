@@ -21,6 +21,7 @@ import reportRoutes from "./api/v1/reports.ts";
 import adminDomainBlockRoutes from "./api/v1/admin/domain_blocks.ts";
 import streamingRoutes from "./api/streaming.ts";
 import pushRoutes from "./api/v1/push.ts";
+import announcementRoutes from "./api/v1/announcements.ts";
 import tagRoutes from "./api/v1/tags.ts";
 import accountCollectionRoutes from "./api/v1/account_collections.ts";
 import blockRoutes from "./api/v1/blocks.ts";
@@ -84,6 +85,7 @@ const ROUTES: RouteModule[] = [
   adminDomainBlockRoutes,
   streamingRoutes,
   pushRoutes,
+  announcementRoutes,
   tagRoutes,
   accountCollectionRoutes,
   blockRoutes,

@@ -8,6 +8,7 @@ import { helpText, parseCommandArgs, UsageError, type Command, type Output } fro
 import { dbMigrate } from "./db.ts";
 import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
 import { domainBlocksAdd, domainBlocksList, domainBlocksRemove } from "./domain_blocks.ts";
+import { announcementsCreate, announcementsList, announcementsRemove } from "./announcements.ts";
 import { emojiDisable, emojiEnable, emojiImport, emojiList, emojiRemove } from "./emoji.ts";
 import { settingsGet, settingsList, settingsSet } from "./settings.ts";
 import { tokensCreate } from "./tokens.ts";
@@ -25,6 +26,9 @@ export const COMMANDS: readonly Command[] = [
   domainBlocksList,
   domainBlocksAdd,
   domainBlocksRemove,
+  announcementsCreate,
+  announcementsList,
+  announcementsRemove,
   emojiImport,
   emojiList,
   emojiRemove,

@@ -18,6 +18,7 @@ import { filters } from "./migrations/0019_filters.ts";
 import { reports } from "./migrations/0020_reports.ts";
 import { domainBlocks } from "./migrations/0021_domain_blocks.ts";
 import { webPush } from "./migrations/0022_web_push.ts";
+import { announcements } from "./migrations/0023_announcements.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -41,6 +42,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   reports,
   domainBlocks,
   webPush,
+  announcements,
 ];
 
 /**

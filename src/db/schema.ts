@@ -42,6 +42,8 @@ export const BOOLEAN_COLUMNS = new Set([
   "reject_reports",
   "obfuscate",
   "standard",
+  "all_day",
+  "published",
 ]);
 
 export interface AccountsTable {
@@ -281,6 +283,41 @@ export interface NotificationsTable {
   filtered: Flag;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** An announcement of the server's staff. */
+export interface AnnouncementsTable {
+  id: string;
+  text: string;
+  content: string;
+  mention_ids: ColumnType<string, string | undefined, string>;
+  tag_names: ColumnType<string, string | undefined, string>;
+  status_ids: ColumnType<string, string | undefined, string>;
+  all_day: Flag;
+  starts_at: Timestamp | null;
+  ends_at: Timestamp | null;
+  published: Flag;
+  scheduled_at: Timestamp | null;
+  published_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AnnouncementReadsTable {
+  id: string;
+  account_id: string;
+  announcement_id: string;
+  created_at: Timestamp;
+}
+
+export interface AnnouncementReactionsTable {
+  id: string;
+  account_id: string;
+  announcement_id: string;
+  /** A Unicode emoji, or a local custom emoji's shortcode. */
+  name: string;
+  custom_emoji_id: string | null;
+  created_at: Timestamp;
 }
 
 /** A key pair of the server itself (`vapid`). */
@@ -800,6 +837,9 @@ export interface Database {
   domain_blocks: DomainBlocksTable;
   server_keys: ServerKeysTable;
   web_push_subscriptions: WebPushSubscriptionsTable;
+  announcements: AnnouncementsTable;
+  announcement_reads: AnnouncementReadsTable;
+  announcement_reactions: AnnouncementReactionsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -833,5 +873,6 @@ export type CustomFilterRow = Selectable<CustomFiltersTable>;
 export type ReportRow = Selectable<ReportsTable>;
 export type DomainBlockRow = Selectable<DomainBlocksTable>;
 export type WebPushSubscriptionRow = Selectable<WebPushSubscriptionsTable>;
+export type AnnouncementRow = Selectable<AnnouncementsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;
 export type CustomFilterStatusRow = Selectable<CustomFilterStatusesTable>;

@@ -11,6 +11,7 @@ import { pruneTranslations } from "../services/translation/translate.ts";
 import { refreshTrends } from "../services/trends/trends.ts";
 import { publishStatus } from "../services/streaming/publish.ts";
 import { deliverPush, type PushJob } from "../services/push/deliver.ts";
+import { publishAnnouncement } from "../services/announcements/announcements.ts";
 import {
   notifyOfEdit,
   notifyOfNewStatus,
@@ -87,6 +88,7 @@ export function registerJobHandlers(ctx: Ctx): void {
     await notifyOfEdit(ctx, statusId, addedMentionIds);
     await publishStatus(ctx, statusId, "status.update");
   });
+  ctx.jobs.register("announcements.publish", (payload) => publishAnnouncement(ctx, (payload as { id: string }).id));
   ctx.jobs.register("push.deliver", (payload) => deliverPush(ctx, payload as PushJob));
   ctx.jobs.register("notifications.poll", (payload) => notifyOfPollEnd(ctx, (payload as { pollId: string }).pollId));
   ctx.jobs.register("feeds.merge", (payload) => {

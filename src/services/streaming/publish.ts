@@ -29,6 +29,8 @@ export const hashtagChannel = (name: string, local: boolean) =>
   `timeline:hashtag:${name.toLowerCase()}${local ? ":local" : ""}`;
 export const systemChannel = (accountId: string) => `timeline:system:${accountId}`;
 export const tokenChannel = (tokenId: string) => `timeline:access_token:${tokenId}`;
+/** Announcements go to every `user` stream at once (Mastodon publishes to each user's channel). */
+export const ANNOUNCEMENTS_CHANNEL = "timeline:announcements";
 
 /** Where a status goes, besides home feeds and lists. */
 interface Placement {

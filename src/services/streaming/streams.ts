@@ -9,6 +9,7 @@ import type { Ctx } from "../../context.ts";
 import { statusesByIds } from "../../db/queries/statuses.ts";
 import { activeFiltersOf } from "../../db/queries/filters.ts";
 import type { FilterContext, StatusRow } from "../../db/schema.ts";
+import { serializeAnnouncements } from "../../entities/announcement.ts";
 import { serializeConversations } from "../../entities/conversation.ts";
 import { FilterSet, hiddenBy } from "../../entities/filter.ts";
 import { serializeNotifications } from "../../entities/notification.ts";
@@ -16,11 +17,13 @@ import { serializeStatuses, type Status } from "../../entities/status.ts";
 import type { BusMessage } from "../../realtime/bus.ts";
 import { scopesAllow } from "../auth/scopes.ts";
 import type { UserViewer } from "../auth/viewer.ts";
+import { publishedAnnouncement } from "../announcements/announcements.ts";
 import { ownConversation } from "../conversations/conversations.ts";
 import { notificationOf, presentable } from "../notifications/read.ts";
 import { filterVisible } from "../statuses/find.ts";
 import { isTagName } from "../tags/tags.ts";
 import {
+  ANNOUNCEMENTS_CHANNEL,
   directChannel,
   hashtagChannel,
   homeChannel,
@@ -55,7 +58,7 @@ export const STREAM_NAMES = [
   "direct",
 ] as const;
 
-type ChannelKind = "home" | "notifications" | "list" | "public" | "direct";
+type ChannelKind = "home" | "notifications" | "list" | "public" | "direct" | "announcements";
 
 export interface StreamRequest {
   stream: string;
@@ -92,6 +95,7 @@ export async function resolveStream(ctx: Ctx, viewer: UserViewer, request: Strea
         label: [name],
         channels: [
           { channel: homeChannel(id), kind: "home" },
+          { channel: ANNOUNCEMENTS_CHANNEL, kind: "announcements" },
           ...(canReadNotifications ? [{ channel: notificationsChannel(id), kind: "notifications" as const }] : []),
         ],
       };
@@ -264,8 +268,18 @@ export class StreamConnection {
 
   async #handle(label: string[], kind: ChannelKind, message: BusMessage): Promise<void> {
     if (typeof message.payload === "string" || message.payload === undefined) {
-      if (message.event === "delete" || message.event === "notifications_merged")
-        this.#deliver(label, message.event, message.payload as string);
+      const passThrough = ["delete", "notifications_merged", "announcement.delete", "announcement.reaction"];
+      if (passThrough.includes(message.event)) this.#deliver(label, message.event, message.payload as string);
+      return;
+    }
+    if (kind === "announcements" && message.event === "announcement") {
+      const row = await publishedAnnouncement(
+        this.#ctx,
+        (message.payload as { announcementId: string }).announcementId,
+      ).catch(() => undefined);
+      if (!row) return;
+      const [json] = await serializeAnnouncements(this.#ctx, [row], this.#viewer.account);
+      if (json) this.#deliver(label, "announcement", JSON.stringify(json));
       return;
     }
     const payload = message.payload as Record<string, string>;

@@ -1,0 +1,198 @@
+/**
+ * Announcements (Mastodon's Announcement): staff post them from the `rookery announcements` command,
+ * now or at a set time (the `announcements.publish` job), optionally about an event with start and
+ * end times; every user sees the published ones, marks them read (dismiss) and reacts with an emoji
+ * (at most eight different ones per announcement). Streams carry `announcement`,
+ * `announcement.reaction` and `announcement.delete`.
+ */
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import type { AnnouncementRow } from "../../db/schema.ts";
+import { NotFound, ValidationFailed } from "../../errors.ts";
+import { formatText } from "../../text/format.ts";
+import { ANNOUNCEMENTS_CHANNEL } from "../streaming/publish.ts";
+
+/** Different reactions one announcement may have. */
+export const REACTION_LIMIT = 8;
+
+export interface AnnouncementParams {
+  text: string;
+  startsAt?: Date;
+  endsAt?: Date;
+  allDay?: boolean;
+  /** Publish at this time (absent or past: now). */
+  publishAt?: Date;
+}
+
+/** Local status IDs linked in a text (`/@user/<id>` or `/users/<user>/statuses/<id>` on this server). */
+function linkedStatusIds(ctx: Ctx, text: string): string[] {
+  const base = ctx.config.baseUrl.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const pattern = new RegExp(`${base}/(?:@[\\w.-]+|users/[\\w.-]+/statuses)/(\\d{1,19})`, "g");
+  return [...new Set([...text.matchAll(pattern)].map((m) => m[1]!))];
+}
+
+export async function createAnnouncement(ctx: Ctx, params: AnnouncementParams): Promise<AnnouncementRow> {
+  const text = params.text.trim();
+  const problems: string[] = [];
+  if (!text) problems.push("Text can't be blank");
+  if (params.startsAt && params.endsAt && params.endsAt < params.startsAt)
+    problems.push("Ends at must be after the start");
+  if ((params.startsAt === undefined) !== (params.endsAt === undefined))
+    problems.push("Starts at and ends at must be given together");
+  if (problems.length > 0) throw new ValidationFailed(problems);
+  const formatted = await formatText(ctx, text, { multiline: true });
+  const now = new Date();
+  const later = params.publishAt && params.publishAt.getTime() > now.getTime() ? params.publishAt : undefined;
+  const row = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const inserted = await tx
+      .insertInto("announcements")
+      .values({
+        id: newId(now.getTime()),
+        text,
+        content: formatted.html,
+        mention_ids: JSON.stringify(formatted.mentions.map((a) => a.id)),
+        tag_names: JSON.stringify(formatted.tags),
+        status_ids: JSON.stringify(linkedStatusIds(ctx, text)),
+        all_day: params.allDay ?? false,
+        starts_at: params.startsAt?.toISOString() ?? null,
+        ends_at: params.endsAt?.toISOString() ?? null,
+        published: !later,
+        scheduled_at: later?.toISOString() ?? null,
+        published_at: later ? null : now.toISOString(),
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (later) await ctx.jobs.enqueueWith(tx, "announcements.publish", { id: inserted.id }, { runAt: later });
+    return inserted;
+  });
+  if (row.published)
+    await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement", payload: { announcementId: row.id } });
+  return row;
+}
+
+/** The `announcements.publish` job: a scheduled announcement goes out (once). */
+export async function publishAnnouncement(ctx: Ctx, id: string): Promise<void> {
+  const now = new Date().toISOString();
+  const published = await ctx.db.kysely
+    .updateTable("announcements")
+    .set({ published: true, published_at: now, updated_at: now })
+    .where("id", "=", id)
+    .where("published", "=", false)
+    .executeTakeFirst();
+  if (Number(published.numUpdatedRows) > 0)
+    await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement", payload: { announcementId: id } });
+}
+
+/** Every announcement, published or waiting, newest first (for staff). */
+export function allAnnouncements(ctx: Ctx): Promise<AnnouncementRow[]> {
+  return ctx.db.kysely.selectFrom("announcements").selectAll().orderBy("id", "desc").execute();
+}
+
+export async function removeAnnouncement(ctx: Ctx, id: string | undefined): Promise<void> {
+  const removed = id
+    ? await ctx.db.kysely.deleteFrom("announcements").where("id", "=", id).executeTakeFirst()
+    : undefined;
+  if (!removed || Number(removed.numDeletedRows) === 0) throw new NotFound();
+  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement.delete", payload: id });
+}
+
+/** The published announcements, in the order of their events (start, else publication). */
+export async function publishedAnnouncements(ctx: Ctx): Promise<AnnouncementRow[]> {
+  const rows = await ctx.db.kysely.selectFrom("announcements").selectAll().where("published", "=", true).execute();
+  const when = (r: AnnouncementRow) => r.starts_at ?? r.published_at ?? r.created_at;
+  return rows.sort((a, b) => (when(a) < when(b) ? -1 : when(a) > when(b) ? 1 : 0));
+}
+
+/** A published announcement (404 otherwise). */
+export async function publishedAnnouncement(ctx: Ctx, id: string | undefined): Promise<AnnouncementRow> {
+  const row = id
+    ? await ctx.db.kysely
+        .selectFrom("announcements")
+        .selectAll()
+        .where("id", "=", id)
+        .where("published", "=", true)
+        .executeTakeFirst()
+    : undefined;
+  if (!row) throw new NotFound();
+  return row;
+}
+
+/** Marks an announcement read for the account. */
+export async function dismissAnnouncement(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
+  const row = await publishedAnnouncement(ctx, id);
+  await ctx.db.kysely
+    .insertInto("announcement_reads")
+    .values({ id: newId(), account_id: accountId, announcement_id: row.id, created_at: new Date().toISOString() })
+    .onConflict((oc) => oc.columns(["account_id", "announcement_id"]).doNothing())
+    .execute();
+}
+
+const EMOJI = /^\p{RGI_Emoji}$/v;
+
+/** The current count of one reaction, as `announcement.reaction` reports it. */
+async function publishReactionCount(ctx: Ctx, announcementId: string, name: string): Promise<void> {
+  const row = await ctx.db.kysely
+    .selectFrom("announcement_reactions")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("announcement_id", "=", announcementId)
+    .where("name", "=", name)
+    .executeTakeFirstOrThrow();
+  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, {
+    event: "announcement.reaction",
+    payload: JSON.stringify({ name, count: Number(row.n), announcement_id: announcementId }),
+  });
+}
+
+/** Adds the account's reaction `name` (a Unicode emoji or a local custom emoji's shortcode). */
+export async function addReaction(ctx: Ctx, accountId: string, id: string | undefined, rawName: string): Promise<void> {
+  const row = await publishedAnnouncement(ctx, id);
+  const name = rawName.trim();
+  let customEmojiId: string | null = null;
+  if (!EMOJI.test(name)) {
+    const custom = await ctx.db.kysely
+      .selectFrom("custom_emojis")
+      .select("id")
+      .where("shortcode", "=", name)
+      .where("domain", "is", null)
+      .where("disabled", "=", false)
+      .executeTakeFirst();
+    if (!custom) throw new ValidationFailed("Name is not a recognized emoji");
+    customEmojiId = custom.id;
+  }
+  const names = await ctx.db.kysely
+    .selectFrom("announcement_reactions")
+    .select("name")
+    .distinct()
+    .where("announcement_id", "=", row.id)
+    .execute();
+  if (!names.some((n) => n.name === name) && names.length >= REACTION_LIMIT)
+    throw new ValidationFailed("Limit of different reactions reached");
+  await ctx.db.kysely
+    .insertInto("announcement_reactions")
+    .values({
+      id: newId(),
+      account_id: accountId,
+      announcement_id: row.id,
+      name,
+      custom_emoji_id: customEmojiId,
+      created_at: new Date().toISOString(),
+    })
+    .onConflict((oc) => oc.columns(["account_id", "announcement_id", "name"]).doNothing())
+    .execute();
+  await publishReactionCount(ctx, row.id, name);
+}
+
+/** Removes the account's reaction (404 when there was none). */
+export async function removeReaction(ctx: Ctx, accountId: string, id: string | undefined, name: string): Promise<void> {
+  const row = await publishedAnnouncement(ctx, id);
+  const removed = await ctx.db.kysely
+    .deleteFrom("announcement_reactions")
+    .where("account_id", "=", accountId)
+    .where("announcement_id", "=", row.id)
+    .where("name", "=", name.trim())
+    .executeTakeFirst();
+  if (Number(removed.numDeletedRows) === 0) throw new NotFound();
+  await publishReactionCount(ctx, row.id, name.trim());
+}

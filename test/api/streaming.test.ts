@@ -113,6 +113,29 @@ describe("streaming", () => {
       await postStatus(server, author, { status: `@${reader.username} hi` });
       const note = await client.event("notification");
       assert.equal((JSON.parse(note.payload!) as { type: string }).type, "mention");
+      // The reader's home filters apply: hide drops the event, warn marks it.
+      await call(reader, "POST", "/api/v2/filters", {
+        title: "gone",
+        context: ["home"],
+        filter_action: "hide",
+        keywords_attributes: [{ keyword: "secretword" }],
+      });
+      await call(reader, "POST", "/api/v2/filters", {
+        title: "careful",
+        context: ["home"],
+        keywords_attributes: [{ keyword: "spoilers" }],
+      });
+      await client.event("filters_changed");
+      await postStatus(server, author, { status: "the secretword" });
+      await postStatus(server, author, { status: "spoilers ahead" });
+      const warned = await client.event("update", (p) => content(p) === "spoilers ahead");
+      assert.deepEqual(
+        (JSON.parse(warned.payload!) as { filtered: Array<{ filter: { title: string } }> }).filtered.map(
+          (r) => r.filter.title,
+        ),
+        ["careful"],
+      );
+      await client.frames.none((f) => f.event === "update" && content(f.payload) === "the secretword");
     });
 
     test("public streams: public posts only, not the ones the subscriber hides; filters applied", async () => {

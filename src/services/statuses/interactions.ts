@@ -5,6 +5,7 @@ import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { enqueueNotification, removeNotificationsOf } from "../notifications/triggers.ts";
+import { publishToUser } from "../streaming/publish.ts";
 import { addToOwnFeed } from "../timelines/feeds.ts";
 import { deleteStatus } from "./delete.ts";
 import { findVisibleStatus } from "./find.ts";
@@ -149,7 +150,7 @@ export async function muteConversation(ctx: Ctx, viewer: AccountRow, status: Sta
     .insertInto("conversation_mutes")
     .values({ id: newId(), account_id: viewer.id, conversation_id: status.conversation_id })
     .onConflict((oc) => oc.columns(["account_id", "conversation_id"]).doNothing())
-    .execute();
+    .execute();  await publishToUser(ctx, viewer.id, "relations_changed");
 }
 
 export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
@@ -158,7 +159,7 @@ export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: S
     .deleteFrom("conversation_mutes")
     .where("account_id", "=", viewer.id)
     .where("conversation_id", "=", status.conversation_id)
-    .execute();
+    .execute();  await publishToUser(ctx, viewer.id, "relations_changed");
 }
 
 const REBLOG_VISIBILITIES = ["public", "unlisted", "private"] as const;

@@ -141,6 +141,7 @@ interface ViewerFacts {
   blockedBy: Set<string>;
   domains: Set<string>;
   filters: FilterSet;
+  mutedConversations: Set<string>;
 }
 
 /** A public status rendered once per process for everyone, with what the per-viewer checks need. */
@@ -157,22 +158,28 @@ const SHARED_TTL = 10_000;
 export class SharedStatusCache {
   readonly #entries = new Map<string, { at: number; rendering: Promise<SharedRendering | undefined> }>();
 
-  get(ctx: Ctx, statusId: string, event: string): Promise<SharedRendering | undefined> {
+  /** `audience`: `public` renders public statuses only; `feed` any status (for home feeds that hold it). */
+  get(
+    ctx: Ctx,
+    statusId: string,
+    event: string,
+    audience: "public" | "feed" = "public",
+  ): Promise<SharedRendering | undefined> {
     const now = Date.now();
     for (const [key, entry] of this.#entries) if (now - entry.at > SHARED_TTL) this.#entries.delete(key);
-    const key = `${event}:${statusId}`;
+    const key = `${audience}:${event}:${statusId}`;
     let entry = this.#entries.get(key);
     if (!entry) {
-      entry = { at: now, rendering: render(ctx, statusId) };
+      entry = { at: now, rendering: render(ctx, statusId, audience) };
       this.#entries.set(key, entry);
     }
     return entry.rendering;
   }
 }
 
-async function render(ctx: Ctx, statusId: string): Promise<SharedRendering | undefined> {
+async function render(ctx: Ctx, statusId: string, audience: "public" | "feed"): Promise<SharedRendering | undefined> {
   const [row] = await statusesByIds(ctx.db.kysely, [statusId]);
-  if (!row || row.visibility !== "public") return undefined;
+  if (!row || row.deleted_at || (audience === "public" && row.visibility !== "public")) return undefined;
   const [json] = await serializeStatuses(ctx, [row], undefined);
   const [author, mentions] = await Promise.all([
     ctx.db.kysely.selectFrom("accounts").select(["domain"]).where("id", "=", row.account_id).executeTakeFirst(),
@@ -300,7 +307,9 @@ export class StreamConnection {
     const json =
       kind === "public"
         ? await this.#renderShared(statusId, message.event)
-        : await this.#renderOwn(statusId, kind === "home" || kind === "list" ? "home" : undefined);
+        : message.event === "update"
+          ? await this.#renderNewInFeed(statusId)
+          : await this.#renderOwn(statusId, "home");
     if (json) this.#deliver(label, message.event, json);
   }
 
@@ -323,6 +332,49 @@ export class StreamConnection {
     return JSON.stringify(json);
   }
 
+  /**
+   * A status just written into this viewer's home feed or list. A new post (not a boost, without a
+   * poll) looks the same to every reader but for what they cannot have done yet (favourite, boost,
+   * bookmark: all false) and what the connection already knows (a muted conversation, filters), so
+   * it is rendered once per process; boosts and polls, whose flags depend on the reader, are
+   * rendered for the viewer.
+   */
+  async #renderNewInFeed(statusId: string): Promise<string | undefined> {
+    const shared = await this.#shared.get(this.#ctx, statusId, "update", "feed");
+    if (!shared) return undefined;
+    if (shared.row.reblog_of_id || shared.row.poll_id) return this.#renderOwn(statusId, "home");
+    const facts = await this.#viewerFacts();
+    const json = shared.json;
+    const filtered = this.#filtersFor(facts, shared.row.id, json, "home");
+    if (hiddenBy(filtered)) return undefined;
+    const conversation = shared.row.conversation_id;
+    return JSON.stringify({
+      ...json,
+      favourited: false,
+      reblogged: false,
+      muted: conversation !== null && facts.mutedConversations.has(conversation),
+      bookmarked: false,
+      ...(shared.row.account_id === this.#viewer.account.id && shared.row.visibility !== "direct"
+        ? { pinned: false }
+        : {}),
+      filtered,
+    });
+  }
+
+  #filtersFor(facts: ViewerFacts, statusId: string, json: Status, context: FilterContext) {
+    if (facts.filters.empty) return [];
+    return facts.filters.resultsFor(
+      [statusId],
+      {
+        spoilerText: json.spoiler_text,
+        html: json.content ?? "",
+        pollOptions: json.poll?.options.map((o) => o.title) ?? [],
+        mediaDescriptions: json.media_attachments.map((m) => m.description),
+      },
+      context,
+    );
+  }
+
   /** A public status, rendered once for all, then checked against this viewer's relations and filters. */
   async #renderShared(statusId: string, event: string): Promise<string | undefined> {
     const shared = await this.#shared.get(this.#ctx, statusId, event);
@@ -333,18 +385,7 @@ export class StreamConnection {
     if (shared.mentioned.some((id) => facts.hidden.has(id))) return undefined;
     if (shared.authorDomain && facts.domains.has(shared.authorDomain)) return undefined;
     const json = shared.json;
-    const filtered = facts.filters.empty
-      ? []
-      : facts.filters.resultsFor(
-          [shared.row.id],
-          {
-            spoilerText: json.spoiler_text,
-            html: json.content ?? "",
-            pollOptions: json.poll?.options.map((o) => o.title) ?? [],
-            mediaDescriptions: json.media_attachments.map((m) => m.description),
-          },
-          "public",
-        );
+    const filtered = this.#filtersFor(facts, shared.row.id, json, "public");
     if (hiddenBy(filtered)) return undefined;
     return JSON.stringify({ ...json, filtered });
   }
@@ -370,7 +411,7 @@ export class StreamConnection {
     const db = this.#ctx.db.kysely;
     const id = this.#viewer.account.id;
     const now = new Date().toISOString();
-    const [blocks, mutes, blockedBy, domains, filters] = await Promise.all([
+    const [blocks, mutes, blockedBy, domains, filters, conversations] = await Promise.all([
       db.selectFrom("blocks").select("target_account_id").where("account_id", "=", id).execute(),
       db
         .selectFrom("mutes")
@@ -381,6 +422,7 @@ export class StreamConnection {
       db.selectFrom("blocks").select("account_id").where("target_account_id", "=", id).execute(),
       db.selectFrom("account_domain_blocks").select("domain").where("account_id", "=", id).execute(),
       activeFiltersOf(db, id),
+      db.selectFrom("conversation_mutes").select("conversation_id").where("account_id", "=", id).execute(),
     ]);
     return {
       loadedAt: Date.now(),
@@ -388,6 +430,7 @@ export class StreamConnection {
       blockedBy: new Set(blockedBy.map((r) => r.account_id)),
       domains: new Set(domains.map((r) => r.domain)),
       filters: new FilterSet(filters),
+      mutedConversations: new Set(conversations.map((c) => String(c.conversation_id))),
     };
   }
 }

@@ -150,7 +150,8 @@ export async function muteConversation(ctx: Ctx, viewer: AccountRow, status: Sta
     .insertInto("conversation_mutes")
     .values({ id: newId(), account_id: viewer.id, conversation_id: status.conversation_id })
     .onConflict((oc) => oc.columns(["account_id", "conversation_id"]).doNothing())
-    .execute();  await publishToUser(ctx, viewer.id, "relations_changed");
+    .execute();
+  await publishToUser(ctx, viewer.id, "relations_changed");
 }
 
 export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
@@ -159,7 +160,8 @@ export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: S
     .deleteFrom("conversation_mutes")
     .where("account_id", "=", viewer.id)
     .where("conversation_id", "=", status.conversation_id)
-    .execute();  await publishToUser(ctx, viewer.id, "relations_changed");
+    .execute();
+  await publishToUser(ctx, viewer.id, "relations_changed");
 }
 
 const REBLOG_VISIBILITIES = ["public", "unlisted", "private"] as const;

@@ -244,7 +244,11 @@ async function scenario(
     const at = performance.now();
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/statuses`, {
       method: "POST",
-      headers: { authorization: `Bearer ${seeded.authorToken}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${seeded.authorToken}`,
+        "content-type": "application/json",
+        connection: "close",
+      },
       body: JSON.stringify({ status: `streaming bench ${connections} ${stream} ${i} ${Date.now()}` }),
     });
     if (res.status !== 200) throw new Error(`posting failed: ${res.status} ${await res.text()}`);
@@ -257,6 +261,7 @@ async function scenario(
   const delivered = () => clients.reduce((n, c) => n + [...sent.keys()].filter((id) => c.seen.has(id)).length, 0);
   while (delivered() < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   const seconds = (performance.now() - started) / 1000;
+  process.stderr.write(`   delivered ${delivered()}/${expected} in ${seconds.toFixed(1)} s\n`);
   const cpu = (processCpu(pid)?.seconds ?? 0) - cpuBefore;
   const latencies: number[] = [];
   for (const client of clients)

@@ -127,6 +127,9 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: "idle",
     connectionTimeout: 60_000,
+    // Below the socket timeout: the `Keep-Alive: timeout=` a client is promised must end before the
+    // server drops the socket, or a client reusing it in between sends into a closed connection.
+    keepAliveTimeout: 55_000,
     requestTimeout: 120_000,
   });
 

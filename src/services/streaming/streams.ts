@@ -242,6 +242,9 @@ export class StreamConnection {
     if (this.#streams.has(key) || this.#closed) return;
     const entry = { label: resolved.label, release: [] as Array<() => void> };
     this.#streams.set(key, entry);
+    // What events are checked against is loaded now, not when the first event of a busy moment arrives.
+    if (resolved.channels.some((c) => c.kind === "public" || c.kind === "home" || c.kind === "list"))
+      await this.#viewerFacts();
     for (const { channel, kind } of resolved.channels) {
       const listener = (message: BusMessage) => this.#enqueue(() => this.#handle(resolved.label, kind, message));
       entry.release.push(await this.#ctx.events.subscribe(channel, listener));

@@ -35,6 +35,16 @@ export interface V1FilterParams {
 const SEVERAL_KEYWORDS =
   "These parameters cannot be changed from this application because they apply to more than one filter keyword. Use a more recent application or the web interface.";
 
+async function hasSeveralKeywords(ctx: Ctx, filterId: string): Promise<boolean> {
+  const keywords = await ctx.db.kysely
+    .selectFrom("custom_filter_keywords")
+    .select("id")
+    .where("custom_filter_id", "=", filterId)
+    .limit(2)
+    .execute();
+  return keywords.length > 1;
+}
+
 /** Every keyword of the account's filters as a v1 filter, expired ones too, in keyword order. */
 export async function v1FiltersOf(ctx: Ctx, accountId: string): Promise<V1Filter[]> {
   const filters = await filtersOf(ctx, accountId);
@@ -75,13 +85,7 @@ export async function updateV1Filter(
     action !== filter.action ||
     params.expiresIn !== undefined;
   if (filterChanges) {
-    const siblings = await ctx.db.kysely
-      .selectFrom("custom_filter_keywords")
-      .select("id")
-      .where("custom_filter_id", "=", filter.id)
-      .limit(2)
-      .execute();
-    if (siblings.length > 1) throw new Unprocessable(SEVERAL_KEYWORDS);
+    if (await hasSeveralKeywords(ctx, filter.id)) throw new Unprocessable(SEVERAL_KEYWORDS);
     await updateFilter(ctx, accountId, filter.id, { context, action, expiresIn: params.expiresIn });
   }
   const updated = await updateKeyword(ctx, accountId, keyword.id, params.phrase, params.wholeWord);
@@ -91,12 +95,6 @@ export async function updateV1Filter(
 /** Removes the keyword, and its filter with it when it was the filter's last. */
 export async function deleteV1Filter(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const { keyword, filter } = await ownKeyword(ctx, accountId, id);
-  const siblings = await ctx.db.kysely
-    .selectFrom("custom_filter_keywords")
-    .select("id")
-    .where("custom_filter_id", "=", filter.id)
-    .limit(2)
-    .execute();
-  if (siblings.length > 1) await deleteKeyword(ctx, accountId, keyword.id);
+  if (await hasSeveralKeywords(ctx, filter.id)) await deleteKeyword(ctx, accountId, keyword.id);
   else await deleteFilter(ctx, accountId, filter.id);
 }

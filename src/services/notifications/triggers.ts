@@ -8,7 +8,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
-import type { Database } from "../../db/schema.ts";
+import type { Database, StatusRow } from "../../db/schema.ts";
 import type { JobQueue } from "../../jobs/queue.ts";
 import { notify } from "./notify.ts";
 import type { ActivityType, NotificationEvent } from "./types.ts";
@@ -75,24 +75,7 @@ export async function notifyOfNewStatus(ctx: Ctx, statusId: string): Promise<voi
       });
     return;
   }
-  const mentions = await db
-    .selectFrom("mentions")
-    .innerJoin("accounts", "accounts.id", "mentions.account_id")
-    .select(["mentions.id", "mentions.account_id"])
-    .where("mentions.status_id", "=", status.id)
-    .where("mentions.silent", "=", false)
-    .where("accounts.domain", "is", null)
-    .execute();
-  for (const mention of mentions)
-    await notify(ctx, {
-      type: "mention",
-      receiverId: mention.account_id,
-      fromId: status.account_id,
-      activityType: "Mention",
-      activityId: mention.id,
-      statusId: status.id,
-      at,
-    });
+  await notifyMentions(ctx, status, undefined, at);
   const replyToOthers = status.in_reply_to_account_id !== null && status.in_reply_to_account_id !== status.account_id;
   if (replyToOthers || status.visibility === "direct") return;
   const subscribers = await db
@@ -140,17 +123,25 @@ export async function notifyOfEdit(ctx: Ctx, statusId: string, addedMentionIds: 
       activityId: status.id,
       statusId: status.id,
     });
-  if (addedMentionIds.length === 0) return;
-  const mentions = await db
+  if (addedMentionIds.length > 0) await notifyMentions(ctx, status, addedMentionIds);
+}
+
+/** `mention` notifications for the local accounts a status mentions (only `onlyIds` when given). */
+async function notifyMentions(
+  ctx: Ctx,
+  status: Pick<StatusRow, "id" | "account_id">,
+  onlyIds: readonly string[] | undefined,
+  at?: Date,
+): Promise<void> {
+  let query = ctx.db.kysely
     .selectFrom("mentions")
     .innerJoin("accounts", "accounts.id", "mentions.account_id")
     .select(["mentions.id", "mentions.account_id"])
-    .where("mentions.id", "in", addedMentionIds)
     .where("mentions.status_id", "=", status.id)
     .where("mentions.silent", "=", false)
-    .where("accounts.domain", "is", null)
-    .execute();
-  for (const mention of mentions)
+    .where("accounts.domain", "is", null);
+  if (onlyIds) query = query.where("mentions.id", "in", onlyIds);
+  for (const mention of await query.execute())
     await notify(ctx, {
       type: "mention",
       receiverId: mention.account_id,
@@ -158,6 +149,7 @@ export async function notifyOfEdit(ctx: Ctx, statusId: string, addedMentionIds: 
       activityType: "Mention",
       activityId: mention.id,
       statusId: status.id,
+      at,
     });
 }
 

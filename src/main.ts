@@ -70,6 +70,11 @@ async function main(): Promise<void> {
     await ctx.jobs.start();
     if (!stopping) log.info("job workers started");
   }
+  // Events caused in a worker (new posts, notifications) reach streaming clients of a web process only over Redis.
+  if (config.role !== "all" && !config.redisUrl)
+    log.warn(
+      `ROOKERY_ROLE=${config.role} without REDIS_URL: streaming clients will miss events caused in other processes`,
+    );
 }
 
 await main();

@@ -283,6 +283,8 @@ describe(`the server process (${TEST_ENGINE})`, () => {
     const web = start(await environment({ ROOKERY_ROLE: "web" }));
     const serving = await web.waitForLine((l) => typeof l.port === "number", "the listening line");
     assert.equal((await fetch(`http://127.0.0.1:${serving.port as number}/health`)).status, 200);
+    // Split roles without Redis cannot stream events across processes: the admin is told.
+    await web.waitForLine((l) => /ROOKERY_ROLE=web without REDIS_URL/.test(l.msg ?? ""), "the REDIS_URL warning");
     web.child.kill("SIGTERM");
     assert.deepEqual(await web.exit(), { code: 0, signal: null });
     assert.equal(

@@ -17,6 +17,7 @@ import {
   request,
   testApplication,
   tokenFor,
+  uploadImage,
   type TestServer,
   type TestUser,
 } from "../kit.ts";
@@ -329,6 +330,18 @@ describe("streaming", () => {
       await postStatus(server, author, { status: "over sse" });
       const event = await client.event("update", (data) => content(data) === "over sse");
       assert.equal((JSON.parse(event.data) as Status).account.id, author.account.id);
+    });
+
+    test("public?only_media=true: only posts with media", async () => {
+      const [viewer, author] = await Promise.all([user("ssemedia"), user("ssemediaauthor")]);
+      const client = await sse("/api/v1/streaming/public?only_media=true", viewer.token);
+      assert.ok(client instanceof SseClient);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await postStatus(server, author, { status: "words only" });
+      const picture = await uploadImage(server, author);
+      await postStatus(server, author, { status: "with a picture", media_ids: [picture.id] });
+      await client.event("update", (data) => content(data) === "with a picture");
+      await client.events.none((e) => e.event === "update" && content(e.data) === "words only");
     });
 
     test("user stream over SSE, with the token as a query parameter", async () => {

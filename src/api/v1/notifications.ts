@@ -41,7 +41,8 @@ export function notificationFilter(input: ParamObject, options: { sender: boolea
   return {
     types: typesParam(input.types),
     excludeTypes: typesParam(input.exclude_types) ?? [],
-    fromAccountId: options.sender ? toId(input.account_id) : undefined,
+    // An account_id that is no ID matches no sender (rather than every one).
+    fromAccountId: options.sender && input.account_id !== undefined ? (toId(input.account_id) ?? "0") : undefined,
     includeFiltered: toBoolean(input.include_filtered) ?? false,
   };
 }

@@ -84,16 +84,19 @@ async function isStaff(db: Kysely<Database>, sender: AccountRow): Promise<boolea
  * A mention in a post that also mentions, or replies to, someone the receiver blocks or mutes
  * (Mastodon's FeedManager mention filter).
  */
-async function involvesHidden(db: Kysely<Database>, receiverId: string, statusId: string): Promise<boolean> {
+async function involvesHidden(db: Kysely<Database>, receiverId: string, statusId: string, now: Date): Promise<boolean> {
+  const unexpired = sql`(expires_at IS NULL OR expires_at > ${now.toISOString()})`;
   const { rows } = await sql<{ hidden: unknown }>`SELECT EXISTS (
       SELECT 1 FROM statuses s WHERE s.id = ${statusId} AND s.in_reply_to_account_id IS NOT NULL
         AND s.in_reply_to_account_id <> ${receiverId} AND (
           EXISTS (SELECT 1 FROM blocks WHERE account_id = ${receiverId} AND target_account_id = s.in_reply_to_account_id)
-          OR EXISTS (SELECT 1 FROM mutes WHERE account_id = ${receiverId} AND target_account_id = s.in_reply_to_account_id))
+          OR EXISTS (SELECT 1 FROM mutes WHERE account_id = ${receiverId} AND target_account_id = s.in_reply_to_account_id
+            AND ${unexpired}))
     ) OR EXISTS (
       SELECT 1 FROM mentions m WHERE m.status_id = ${statusId} AND m.account_id <> ${receiverId} AND (
         EXISTS (SELECT 1 FROM blocks WHERE account_id = ${receiverId} AND target_account_id = m.account_id)
-        OR EXISTS (SELECT 1 FROM mutes WHERE account_id = ${receiverId} AND target_account_id = m.account_id))
+        OR EXISTS (SELECT 1 FROM mutes WHERE account_id = ${receiverId} AND target_account_id = m.account_id
+          AND ${unexpired}))
     ) AS hidden`.execute(db);
   return truthy(rows[0]?.hidden);
 }
@@ -220,7 +223,7 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
   if (!staffMessage) {
     if (facts.domainBlocking && !facts.following) return undefined;
     if (facts.blocking || facts.mutingNotifications || facts.conversationMuted) return undefined;
-    if (event.type === "mention" && status && (await involvesHidden(db, receiver.id, status.id))) return undefined;
+    if (event.type === "mention" && status && (await involvesHidden(db, receiver.id, status.id, now))) return undefined;
   }
   const action = staffMessage ? "accept" : await policyAction(db, event, sender, status, facts, now);
   if (action === "drop") return undefined;

@@ -64,6 +64,7 @@ describe("GET/POST /api/v1/notifications", () => {
     assert.deepEqual(await types(`?account_id=${a.account.id}`), ["follow", "mention"]);
     assert.deepEqual(await types(`?account_id=${b.account.id}`), ["favourite"]);
     assert.deepEqual(await types("?types[]=nonsense"), []);
+    assert.deepEqual(await types("?account_id=nonsense"), []);
     assert.deepEqual(await types("?exclude_types[]=nonsense"), ["follow", "favourite", "mention"]);
   });
 

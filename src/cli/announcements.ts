@@ -1,3 +1,4 @@
+import { isIdLike } from "../db/ids.ts";
 import { UsageError, type Command } from "./command.ts";
 
 /** The service, loaded when a command runs (not for --help). */
@@ -75,7 +76,7 @@ export const announcementsRemove: Command = {
   options: {},
   async run(ctx, { positionals }, io) {
     const id = positionals[0];
-    if (!/^\d{1,19}$/.test(id)) throw new UsageError(`"${id}" is not an announcement ID`);
+    if (!isIdLike(id)) throw new UsageError(`"${id}" is not an announcement ID`);
     const { NotFound } = await import("../errors.ts");
     try {
       await (await service()).removeAnnouncement(ctx, id);

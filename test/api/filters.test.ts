@@ -160,6 +160,9 @@ describe("filters", () => {
         [422, "Validation failed: Keywords keyword can't be blank"],
       );
       assert.deepEqual(await call(owner, "GET", "/api/v2/filters"), [], "nothing was stored");
+      // An expiry too far to write down is taken as a hundred years.
+      const far = await createFilter(owner, { title: "far", context: ["home"], expires_in: 1e20 });
+      assert.ok(far.expires_at && Date.parse(far.expires_at) > Date.now() + 99 * 365 * 86_400_000);
     });
 
     test("other people's filters, keywords and statuses are 404", async () => {

@@ -214,6 +214,11 @@ describe("streaming", () => {
         error: "Not authorized to stream this list",
         status: 401,
       });
+      other.subscribe("list", { list: "99999999999999999999" });
+      assert.deepEqual(await other.frames.next((f) => f.error !== undefined), {
+        error: "Not authorized to stream this list",
+        status: 401,
+      });
       other.subscribe("list");
       assert.deepEqual(await other.frames.next((f) => f.error !== undefined), {
         error: "Missing list name parameter",

@@ -6,7 +6,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
-import { newId } from "../../db/ids.ts";
+import { compareIds, newId } from "../../db/ids.ts";
 import type {
   CustomFilterKeywordRow,
   CustomFilterRow,
@@ -22,9 +22,6 @@ import { publishToUser } from "../streaming/publish.ts";
 export const FILTER_CONTEXTS: readonly FilterContext[] = ["home", "notifications", "public", "thread", "account"];
 export const FILTER_ACTIONS: readonly FilterAction[] = ["warn", "hide", "blur"];
 const TITLE_LIMIT = 256;
-
-/** Orders decimal ID strings numerically. */
-const compareIds = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
 const KEYWORD_LIMIT = 512;
 
 export interface KeywordChange {
@@ -120,8 +117,13 @@ function filterProblems(title: string, context: readonly string[], action: strin
   return problems;
 }
 
+/** Longer expiries are taken as this (a date past it could not even be written down). */
+const MAX_EXPIRY_SECONDS = 100 * 365 * 86_400;
+
 const expiryOf = (expiresIn: number | null | undefined, now: Date) =>
-  expiresIn === null || expiresIn === undefined ? null : new Date(now.getTime() + expiresIn * 1000).toISOString();
+  expiresIn === null || expiresIn === undefined
+    ? null
+    : new Date(now.getTime() + Math.min(expiresIn, MAX_EXPIRY_SECONDS) * 1000).toISOString();
 
 /** Creates a filter with its keywords. */
 export async function createFilter(ctx: Ctx, accountId: string, params: FilterParams): Promise<LoadedFilter> {

@@ -5,6 +5,7 @@
  * change the others too, and is refused as Mastodon refuses it.
  */
 import type { Ctx } from "../../context.ts";
+import { compareIds } from "../../db/ids.ts";
 import type { CustomFilterKeywordRow, CustomFilterRow } from "../../db/schema.ts";
 import { Unprocessable, ValidationFailed } from "../../errors.ts";
 import {
@@ -50,7 +51,7 @@ export async function v1FiltersOf(ctx: Ctx, accountId: string): Promise<V1Filter
   const filters = await filtersOf(ctx, accountId);
   return filters
     .flatMap(({ filter, keywords }) => keywords.map((keyword) => ({ keyword, filter })))
-    .sort((a, b) => (BigInt(a.keyword.id) < BigInt(b.keyword.id) ? -1 : 1));
+    .sort((a, b) => compareIds(a.keyword.id, b.keyword.id));
 }
 
 export const v1FilterOf = (ctx: Ctx, accountId: string, id: string | undefined): Promise<V1Filter> =>

@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
 import type { PageParams } from "../../db/paging.ts";
 import type { NotificationRow } from "../../db/schema.ts";
+import { isIdLike } from "../../db/ids.ts";
 import { NotFound } from "../../errors.ts";
 import { browsable, type NotificationFilter } from "./read.ts";
 import { GROUPABLE_TYPES, type NotificationType } from "./types.ts";
@@ -170,18 +171,25 @@ export async function groupOf(ctx: Ctx, receiverId: string, groupKey: string): P
   return group!;
 }
 
+/** The notification ID of an `ungrouped-<id>` key ("0", which names none, for an ID out of range). */
+function singleId(groupKey: string): string | undefined {
+  const id = /^ungrouped-(\d+)$/.exec(groupKey)?.[1];
+  if (id === undefined) return undefined;
+  return isIdLike(id) ? id : "0";
+}
+
 /** The notifications of a group key: a stored group, or `ungrouped-<id>` for one notification. */
 function groupMembers(ctx: Ctx, receiverId: string, groupKey: string) {
   const query = ctx.db.kysely.selectFrom("notifications").selectAll().where("account_id", "=", receiverId);
-  const single = /^ungrouped-(\d{1,19})$/.exec(groupKey);
-  return single ? query.where("id", "=", single[1]!) : query.where("group_key", "=", groupKey);
+  const single = singleId(groupKey);
+  return single ? query.where("id", "=", single) : query.where("group_key", "=", groupKey);
 }
 
 /** Removes every notification of the receiver's group (nothing to remove is fine). */
 export async function dismissGroup(ctx: Ctx, receiverId: string, groupKey: string): Promise<void> {
-  const single = /^ungrouped-(\d{1,19})$/.exec(groupKey);
+  const single = singleId(groupKey);
   let query = ctx.db.kysely.deleteFrom("notifications").where("account_id", "=", receiverId);
-  query = single ? query.where("id", "=", single[1]!) : query.where("group_key", "=", groupKey);
+  query = single ? query.where("id", "=", single) : query.where("group_key", "=", groupKey);
   await query.execute();
 }
 

@@ -6,6 +6,7 @@
  * streams) or one SSE response (one stream); the HTTP edge only carries its frames.
  */
 import type { Ctx } from "../../context.ts";
+import { isIdLike } from "../../db/ids.ts";
 import { statusesByIds } from "../../db/queries/statuses.ts";
 import { activeFiltersOf } from "../../db/queries/filters.ts";
 import type { FilterContext, StatusRow } from "../../db/schema.ts";
@@ -110,7 +111,7 @@ export async function resolveStream(ctx: Ctx, viewer: UserViewer, request: Strea
     case "list": {
       const listId = request.list?.trim();
       if (!listId) throw new StreamError(400, "Missing list name parameter");
-      const owned = /^\d{1,19}$/.test(listId)
+      const owned = isIdLike(listId)
         ? await ctx.db.kysely
             .selectFrom("lists")
             .select("id")

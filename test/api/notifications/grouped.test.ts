@@ -211,6 +211,9 @@ describe("grouped notifications", () => {
     const other = await user("grother");
     assert.equal(errorOf(await get(server.app, `/api/v2/notifications/${favourites.group_key}`, other.token))[0], 404);
     assert.equal(errorOf(await get(server.app, "/api/v2/notifications/ungrouped-1", receiver.token))[0], 404);
+    // An ID past 64 bits names nothing (and must not reach the database as a number).
+    for (const key of ["ungrouped-99999999999999999999", "ungrouped-9999999999999999999"])
+      assert.equal(errorOf(await get(server.app, `/api/v2/notifications/${key}`, receiver.token))[0], 404, key);
     assert.equal(errorOf(await get(server.app, "/api/v2/notifications/nonsense/accounts", receiver.token))[0], 404);
 
     assert.deepEqual(await call(receiver, "POST", `/api/v2/notifications/${favourites.group_key}/dismiss`), {});

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseEnv } from "node:util";
+import { findTranscoder, TranscoderConfigError, type Transcoder } from "./media/ffmpeg.ts";
 
 /** Raised when the environment describes an impossible configuration; its message names the variable. */
 export class ConfigError extends Error {
@@ -62,6 +63,8 @@ export interface Config {
   sourceUrl: string;
   /** Seconds the process waits for in-flight requests and jobs on SIGTERM before it exits anyway. */
   shutdownTimeout: number;
+  /** ffmpeg and ffprobe for video, audio and animated GIFs; without them only images are accepted. */
+  transcoder: Transcoder | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -194,6 +197,15 @@ export function environmentWithDotenv(env: Env = process.env, file = resolve(pro
 }
 
 /** Turns environment variables into a typed configuration, or throws ConfigError naming the bad variable. */
+function transcoderFrom(env: Env): Transcoder | undefined {
+  try {
+    return findTranscoder(env);
+  } catch (error) {
+    if (error instanceof TranscoderConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
 export function loadConfig(env: Env = environmentWithDotenv()): Config {
   const port = envInteger(env, "PORT", 3000, 0, 65535);
   const localDomain = envDomain(env, "LOCAL_DOMAIN", `localhost:${port || 3000}`);
@@ -249,5 +261,6 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
     ),
     shutdownTimeout: envInteger(env, "SHUTDOWN_TIMEOUT", 25, 1, 3600),
     sourceUrl: envUrl(env, "SOURCE_BASE_URL", "https://github.com/rookery-social/rookery"),
+    transcoder: transcoderFrom(env),
   };
 }

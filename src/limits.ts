@@ -23,11 +23,16 @@ export const LIMITS = {
     descriptionLimit: 1500,
     imageSizeLimit: 16 * 1024 * 1024,
     imageMatrixLimit: 7680 * 4320,
+    /** Video and audio files (Mastodon's 99 MiB). */
     videoSizeLimit: 99 * 1024 * 1024,
     videoFrameRateLimit: 120,
     videoMatrixLimit: 3840 * 2160,
-    /** Image types sharp decodes here; video and audio need a transcoder Rookery does not ship yet. */
-    supportedMimeTypes: ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif"],
+    /** Seconds: 20 minutes, Mastodon's 36,000 frames at 30 fps. */
+    videoDurationLimit: 20 * 60,
+    /** Seconds of audio (a long voice note or a podcast episode still fits in 99 MiB of MP3). */
+    audioDurationLimit: 3 * 60 * 60,
+    /** Image types sharp decodes here. */
+    imageMimeTypes: ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif"],
   },
   polls: {
     maxOptions: 4,

@@ -70,6 +70,15 @@ async function main(): Promise<void> {
     await ctx.jobs.start();
     if (!stopping) log.info("job workers started");
   }
+  if (config.transcoder)
+    log.info(
+      { ffmpeg: config.transcoder.ffmpeg, ffprobe: config.transcoder.ffprobe },
+      `video, audio and animated GIFs are accepted (ffmpeg from the ${config.transcoder.source})`,
+    );
+  else
+    log.warn(
+      "no ffmpeg/ffprobe found (FFMPEG_BINARY, the PATH or the optional npm packages): only images are accepted",
+    );
   // Events caused in a worker (new posts, notifications) reach streaming clients of a web process only over Redis.
   if (config.role !== "all" && !config.redisUrl)
     log.warn(

@@ -4,6 +4,7 @@ import type { InstanceRule, InstanceSettings } from "../services/instance/settin
 import { escapeHtml } from "../text/escape.ts";
 import { API_VERSIONS, VERSION_STRING } from "../version.ts";
 import { translationProvider } from "../services/translation/provider.ts";
+import { supportedMimeTypes } from "../media/transcode.ts";
 import type { Account } from "./account.ts";
 
 /** What the instance serializers need beyond configuration: settings, counters, the contact account. */
@@ -93,7 +94,7 @@ export function serializeInstanceV2(ctx: Ctx, facts: InstanceFacts, activeMonth:
         description_limit: LIMITS.media.descriptionLimit,
         image_matrix_limit: LIMITS.media.imageMatrixLimit,
         image_size_limit: LIMITS.media.imageSizeLimit,
-        supported_mime_types: [...LIMITS.media.supportedMimeTypes],
+        supported_mime_types: supportedMimeTypes(LIMITS.media.imageMimeTypes, ctx.config.transcoder),
         video_frame_rate_limit: LIMITS.media.videoFrameRateLimit,
         video_matrix_limit: LIMITS.media.videoMatrixLimit,
         video_size_limit: LIMITS.media.videoSizeLimit,
@@ -148,7 +149,7 @@ export function serializeInstanceV1(ctx: Ctx, facts: InstanceFacts, stats: Insta
         characters_reserved_per_url: LIMITS.statuses.charactersReservedPerUrl,
       },
       media_attachments: {
-        supported_mime_types: [...LIMITS.media.supportedMimeTypes],
+        supported_mime_types: supportedMimeTypes(LIMITS.media.imageMimeTypes, ctx.config.transcoder),
         image_size_limit: LIMITS.media.imageSizeLimit,
         image_matrix_limit: LIMITS.media.imageMatrixLimit,
         video_size_limit: LIMITS.media.videoSizeLimit,

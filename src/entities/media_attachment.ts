@@ -25,14 +25,21 @@ export function serializeMediaAttachment(ctx: Ctx, row: MediaAttachmentRow): Med
   } catch {
     meta = {};
   }
+  if (row.processing === "failed") meta = {};
   if (row.focus_x !== null && row.focus_y !== null) meta = { ...meta, focus: { x: row.focus_x, y: row.focus_y } };
   const done = row.processing === "complete";
   const url = done ? (fileUrl(ctx, row.file) ?? row.remote_url) : null;
+  // A chosen thumbnail (or an audio file's cover art) wins over the generated preview; audio without
+  // one has no preview at all, and a video still being converted has only its chosen thumbnail.
+  const preview =
+    fileUrl(ctx, row.thumbnail_file) ??
+    (done ? fileUrl(ctx, row.preview_file) : null) ??
+    (row.type === "image" ? url : null);
   return {
     id: row.id,
     type: row.type,
     url,
-    preview_url: fileUrl(ctx, row.preview_file) ?? url,
+    preview_url: preview,
     remote_url: row.remote_url,
     preview_remote_url: null,
     text_url: null,

@@ -3,6 +3,7 @@ import { pruneExpiredRecords, refreshPlannerStatistics } from "../services/maint
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
+import { PROCESS_JOB, processTimedMedia } from "../services/media/timed.ts";
 import { publishScheduledStatus } from "../services/statuses/schedule.ts";
 import { fetchCardForStatus } from "../services/cards/fetch.ts";
 import { removeExpiredMutes } from "../services/accounts/hiding.ts";
@@ -49,6 +50,7 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed media never attached to a post");
   });
   ctx.jobs.recurring("media.cleanup", HOUR);
+  ctx.jobs.register(PROCESS_JOB, (payload, job) => processTimedMedia(ctx, (payload as { id: string }).id, job));
   ctx.jobs.register("scheduled_statuses.publish", async (payload, _job, now) => {
     const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id, now.getTime());
     if (outcome === "dropped")

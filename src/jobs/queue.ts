@@ -25,6 +25,8 @@ export interface WorkerOptions {
   leaseMs?: number;
 }
 
+const DEFAULT_LEASE_MS = 5 * 60_000;
+
 /**
  * Durable jobs stored in the database and claimed atomically (PostgreSQL `FOR UPDATE SKIP LOCKED`,
  * SQLite's single writer), so several processes can share one queue and each job runs once.
@@ -40,6 +42,7 @@ export class JobQueue {
   #loops: Promise<void>[] = [];
   #wake: (() => void)[] = [];
   #starting: Promise<void> | undefined;
+  #leaseMs = DEFAULT_LEASE_MS;
 
   constructor(db: Db, log: FastifyBaseLogger) {
     this.#db = db;
@@ -100,7 +103,7 @@ export class JobQueue {
   }
 
   /** Claims one due job for this worker, or undefined when none is due. */
-  async claim(now = new Date(), leaseMs = 5 * 60_000): Promise<JobRow | undefined> {
+  async claim(now = new Date(), leaseMs = this.#leaseMs): Promise<JobRow | undefined> {
     const names = [...this.#handlers.keys()];
     if (names.length === 0) return undefined;
     const db = this.#db.kysely;
@@ -131,6 +134,16 @@ export class JobQueue {
   async perform(job: JobRow, now = new Date()): Promise<void> {
     const handler = this.#handlers.get(job.name);
     const db = this.#db.kysely;
+    // A job that outlives its lease (a long transcode) keeps it, so no other worker runs it twice.
+    const heartbeat = setInterval(() => {
+      db.updateTable("jobs")
+        .set({ locked_until: new Date(Date.now() + this.#leaseMs).toISOString() })
+        .where("id", "=", job.id)
+        .where("locked_by", "=", this.#workerId)
+        .execute()
+        .catch((error: unknown) => this.#log.warn({ err: error, job: job.name }, "could not extend a job's lease"));
+    }, this.#leaseMs / 3);
+    heartbeat.unref();
     try {
       if (!handler) throw new Error(`no handler for job ${job.name}`);
       await handler(JSON.parse(job.payload), job, now);
@@ -157,6 +170,8 @@ export class JobQueue {
         })
         .where("id", "=", job.id)
         .execute();
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 
@@ -178,6 +193,7 @@ export class JobQueue {
   async start(options: WorkerOptions = {}): Promise<void> {
     if (this.#running) return;
     this.#running = true;
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#starting = (async () => {
       await this.scheduleRecurring();
       // stop() may have been called while the recurring jobs were scheduled.
@@ -197,7 +213,7 @@ export class JobQueue {
     while (this.#running) {
       let job: JobRow | undefined;
       try {
-        job = await this.claim(new Date(), options.leaseMs);
+        job = await this.claim(new Date());
       } catch (error) {
         this.#log.error({ err: error }, "could not claim a job");
       }

@@ -1,4 +1,5 @@
-import { mkdir, readFile, rm, writeFile, rename } from "node:fs/promises";
+import { createReadStream, type ReadStream } from "node:fs";
+import { copyFile, mkdir, readFile, rm, stat, writeFile, rename } from "node:fs/promises";
 import { dirname, join, normalize, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -9,8 +10,25 @@ import { randomBytes } from "node:crypto";
  */
 export interface MediaStorage {
   put(key: string, data: Buffer): Promise<void>;
+  /** Stores a local file under `key` (large video and audio never pass through memory whole). */
+  putFile(key: string, path: string): Promise<void>;
   get(key: string): Promise<Buffer | undefined>;
+  /** Copies the file at `key` to a local path (for ffmpeg); false when there is none. */
+  copyToFile(key: string, path: string): Promise<boolean>;
+  /** The file's size and a way to read any byte range of it, for serving; undefined when there is none. */
+  open(key: string): Promise<StoredFile | undefined>;
   delete(key: string): Promise<void>;
+}
+
+export interface StoredFile {
+  size: number;
+  /** Bytes `start` to `end` inclusive (the whole file by default). */
+  read(start?: number, end?: number): ReadStream;
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "EISDIR" || code === "ENOTDIR";
 }
 
 const KEY_PATTERN = /^[a-z0-9_]+(?:\/[A-Za-z0-9_.-]+)+$/;
@@ -46,13 +64,49 @@ export class FileSystemStorage implements MediaStorage {
     await rename(temporary, path);
   }
 
+  async putFile(key: string, source: string): Promise<void> {
+    const path = this.#path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+    try {
+      await copyFile(source, temporary);
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+
   async get(key: string): Promise<Buffer | undefined> {
     if (!isValidKey(key)) return undefined;
     try {
       return await readFile(this.#path(key));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EISDIR")
-        return undefined;
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async copyToFile(key: string, target: string): Promise<boolean> {
+    if (!isValidKey(key)) return false;
+    try {
+      await copyFile(this.#path(key), target);
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
+  async open(key: string): Promise<StoredFile | undefined> {
+    if (!isValidKey(key)) return undefined;
+    const path = this.#path(key);
+    try {
+      const info = await stat(path);
+      if (!info.isFile()) return undefined;
+      return { size: info.size, read: (start, end) => createReadStream(path, { start, end }) };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
       throw error;
     }
   }

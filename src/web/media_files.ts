@@ -12,7 +12,6 @@ const TYPES: Record<string, string> = {
   mp4: "video/mp4",
   webm: "video/webm",
   mp3: "audio/mpeg",
-  ogg: "audio/ogg",
 };
 
 /** The byte range a `Range` header asks of a file of `size` bytes (RFC 9110 §14): one range only. */
@@ -42,8 +41,8 @@ export default async function mediaFileRoutes(app: FastifyInstance, ctx: Ctx) {
     const key = (req.params as { "*": string })["*"];
     const extension = key.split(".").pop()?.toLowerCase() ?? "";
     const type = TYPES[extension];
-    const data = type ? await ctx.media.get(key) : undefined;
-    if (!data) throw new NotFound("Not Found");
+    const file = type ? await ctx.media.open(key) : undefined;
+    if (!file) throw new NotFound("Not Found");
     reply
       .header("Cache-Control", "public, max-age=31536000, immutable")
       .header("X-Content-Type-Options", "nosniff")
@@ -51,15 +50,17 @@ export default async function mediaFileRoutes(app: FastifyInstance, ctx: Ctx) {
       .header("Access-Control-Allow-Origin", "*")
       .header("Accept-Ranges", "bytes")
       .type(type);
-    const range = parseRange(req.headers.range, data.length);
+    const range = parseRange(req.headers.range, file.size);
     if (range === "unsatisfiable")
-      return reply.code(416).header("Content-Range", `bytes */${data.length}`).type("application/json").send({
+      return reply.code(416).header("Content-Range", `bytes */${file.size}`).type("application/json").send({
         error: "Range Not Satisfiable",
       });
-    if (!range) return reply.send(data);
+    // Streamed from storage, so a 99 MB video costs a read buffer, not its size, per request.
+    if (!range) return reply.header("Content-Length", file.size).send(file.size === 0 ? "" : file.read());
     return reply
       .code(206)
-      .header("Content-Range", `bytes ${range.start}-${range.end}/${data.length}`)
-      .send(data.subarray(range.start, range.end + 1));
+      .header("Content-Range", `bytes ${range.start}-${range.end}/${file.size}`)
+      .header("Content-Length", range.end - range.start + 1)
+      .send(file.read(range.start, range.end));
   });
 }

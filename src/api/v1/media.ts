@@ -1,48 +1,108 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
+import type { MediaAttachmentRow } from "../../db/schema.ts";
 import { serializeMediaAttachment } from "../../entities/media_attachment.ts";
-import { ParameterMissing, Unprocessable } from "../../errors.ts";
+import { ParameterMissing, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { deleteOwnMedia, findOwnUnattachedMedia, updateMedia, uploadMedia } from "../../services/media/upload.ts";
+import { failureReason, waitForProcessing } from "../../services/media/timed.ts";
+import {
+  deleteOwnMedia,
+  findOwnUnattachedMedia,
+  removeThumbnail,
+  updateMedia,
+  uploadMedia,
+} from "../../services/media/upload.ts";
 import { userOf } from "../auth.ts";
-import { isUploadedFile, toId, toStringParam } from "../params.ts";
+import { isUploadedFile, toId, toStringParam, type ParamValue } from "../params.ts";
+
+/** An optional `thumbnail` file part; an empty one (a form with no file chosen) is no thumbnail. */
+function thumbnailParam(value: ParamValue | undefined): Buffer | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (!isUploadedFile(value)) throw new ValidationFailed("Thumbnail must be an uploaded image file");
+  return value.data;
+}
+
+/** Mastodon's answer for media whose conversion failed, with the reason. */
+function processingFailed(row: MediaAttachmentRow): Unprocessable {
+  const reason = failureReason(row);
+  return new Unprocessable(`Error processing thumbnail for uploaded media${reason ? `: ${reason}` : ""}`);
+}
+
+const processing = (row: MediaAttachmentRow) => row.processing === "queued" || row.processing === "in_progress";
 
 export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
   const write = app.auth({ scopes: ["write:media"], user: true });
+  const upload = {
+    preHandler: write,
+    config: { throttles: ["media" as const], maxFileSize: LIMITS.media.videoSizeLimit + 1 },
+  };
 
-  // Images are processed during the request, so both versions answer 200 with the finished attachment.
-  for (const path of ["/api/v1/media", "/api/v2/media"]) {
-    app.post(
-      path,
-      { preHandler: write, config: { throttles: ["media"], maxFileSize: LIMITS.media.imageSizeLimit + 1 } },
-      async (req) => {
-        const viewer = userOf(req);
-        const file = req.input.file;
-        if (file === undefined || file === null || file === "") throw new ParameterMissing("file");
-        if (!isUploadedFile(file)) throw new Unprocessable("File type of uploaded media could not be verified");
-        const row = await uploadMedia(ctx, viewer.account, {
-          data: file.data,
-          description: toStringParam(req.input.description),
-          focus: toStringParam(req.input.focus),
-        });
-        return serializeMediaAttachment(ctx, row);
-      },
-    );
-  }
-
-  app.get("/api/v1/media/:id", { preHandler: write }, async (req) => {
+  async function store(req: FastifyRequest): Promise<MediaAttachmentRow> {
     const viewer = userOf(req);
-    return serializeMediaAttachment(ctx, await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id)));
-  });
-
-  app.put("/api/v1/media/:id", { preHandler: write }, async (req) => {
-    const viewer = userOf(req);
-    const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
-    const updated = await updateMedia(ctx, media, {
+    const file = req.input.file;
+    if (file === undefined || file === null || file === "") throw new ParameterMissing("file");
+    if (!isUploadedFile(file)) throw new Unprocessable("File type of uploaded media could not be verified");
+    return uploadMedia(ctx, viewer.account, {
+      data: file.data,
       description: toStringParam(req.input.description),
       focus: toStringParam(req.input.focus),
+      thumbnail: thumbnailParam(req.input.thumbnail),
     });
-    return serializeMediaAttachment(ctx, updated);
+  }
+
+  // v2: images are finished at once (200); video, gifv and audio answer 202 with `url: null` while converted.
+  app.post("/api/v2/media", upload, async (req, reply) => {
+    const row = await store(req);
+    return reply.code(processing(row) ? 202 : 200).send(serializeMediaAttachment(ctx, row));
+  });
+
+  // v1 always answers finished media: it waits while the job workers convert (never converting itself).
+  app.post("/api/v1/media", upload, async (req, reply) => {
+    let row = await store(req);
+    if (processing(row)) {
+      const hangUp = new AbortController();
+      const onClose = () => hangUp.abort();
+      // A client that hangs up stops the wait; the conversion goes on and the media can be fetched later.
+      reply.raw.once("close", onClose);
+      try {
+        row = (await waitForProcessing(ctx, row.id, hangUp.signal)) ?? row;
+      } finally {
+        reply.raw.off("close", onClose);
+      }
+      if (row.processing === "failed") throw processingFailed(row);
+    }
+    return reply.code(processing(row) ? 202 : 200).send(serializeMediaAttachment(ctx, row));
+  });
+
+  const answer = (reply: FastifyReply, row: MediaAttachmentRow) => {
+    if (row.processing === "failed") throw processingFailed(row);
+    return reply.code(processing(row) ? 206 : 200).send(serializeMediaAttachment(ctx, row));
+  };
+
+  app.get("/api/v1/media/:id", { preHandler: write }, async (req, reply) => {
+    const viewer = userOf(req);
+    return answer(reply, await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id)));
+  });
+
+  app.put(
+    "/api/v1/media/:id",
+    { preHandler: write, config: { maxFileSize: LIMITS.media.imageSizeLimit + 1 } },
+    async (req, reply) => {
+      const viewer = userOf(req);
+      const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
+      const updated = await updateMedia(ctx, media, {
+        description: toStringParam(req.input.description),
+        focus: toStringParam(req.input.focus),
+        thumbnail: thumbnailParam(req.input.thumbnail),
+      });
+      return answer(reply, updated);
+    },
+  );
+
+  app.delete("/api/v1/media/:id/thumbnail", { preHandler: write }, async (req, reply) => {
+    const viewer = userOf(req);
+    const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
+    return answer(reply, await removeThumbnail(ctx, media));
   });
 
   app.delete("/api/v1/media/:id", { preHandler: write }, async (req) => {

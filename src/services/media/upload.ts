@@ -1,4 +1,3 @@
-import { encode as encodeBlurhash } from "blurhash";
 import sharp from "sharp";
 import type { Ctx } from "../../context.ts";
 import { isIdLike, newId } from "../../db/ids.ts";
@@ -8,36 +7,15 @@ import { LIMITS } from "../../limits.ts";
 import { EXTENSIONS, inspectImage, type ImageInfo } from "../../media/images.ts";
 import { randomFileName } from "../../media/storage.ts";
 import { parseFocus } from "./focus.ts";
-
-/** Mastodon's image sizes: the original at most 3840×2160 worth of pixels, the preview 640×360. Never cropped. */
-const ORIGINAL_PIXELS = 3840 * 2160;
-const SMALL_PIXELS = 640 * 360;
+import { blurhashOf, fitWithin, metaOf, ORIGINAL_PIXELS, SMALL_PIXELS, storeThumbnail } from "./pictures.ts";
+import { acceptTimedMedia } from "./timed.ts";
 
 export interface UploadParams {
   data: Buffer;
   description?: string;
   focus?: string;
-}
-
-interface Dimensions {
-  width: number;
-  height: number;
-}
-
-function fitWithin(info: Dimensions, pixels: number): Dimensions {
-  const area = info.width * info.height;
-  if (area <= pixels) return { width: info.width, height: info.height };
-  const scale = Math.sqrt(pixels / area);
-  return { width: Math.max(1, Math.floor(info.width * scale)), height: Math.max(1, Math.floor(info.height * scale)) };
-}
-
-function metaOf(size: Dimensions) {
-  return {
-    width: size.width,
-    height: size.height,
-    size: `${size.width}x${size.height}`,
-    aspect: size.width / size.height,
-  };
+  /** A chosen preview picture (video and audio above all). */
+  thumbnail?: Buffer;
 }
 
 async function processImage(data: Buffer, info: ImageInfo) {
@@ -66,13 +44,7 @@ async function processImage(data: Buffer, info: ImageInfo) {
   const hasAlpha = (await sharp(data).metadata()).hasAlpha === true;
   const smallOut = await (hasAlpha ? small.png() : small.jpeg({ quality: 85 })).toBuffer({ resolveWithObject: true });
 
-  const pixels = await sharp(data, { animated: false })
-    .rotate()
-    .resize(32, 32, { fit: "inside" })
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const blurhash = encodeBlurhash(new Uint8ClampedArray(pixels.data), pixels.info.width, pixels.info.height, 4, 3);
+  const blurhash = await blurhashOf(data);
   return {
     original: originalOut.data,
     small: smallOut.data,
@@ -92,20 +64,33 @@ function checkDescription(description: string | undefined): void {
 }
 
 /**
- * Stores an uploaded image: identified by content, limited by the instance configuration, scaled
- * into an original and a small preview (never cropped), described by `meta` and a blurhash.
- * Images are processed at once, so the attachment is complete when this returns.
+ * Stores an upload. Images (and still GIFs) are identified by content, limited, scaled into an
+ * original and a small preview (never cropped) and complete when this returns. Video, audio and
+ * animated GIFs are checked and queued for conversion (`acceptTimedMedia`): the row answered is
+ * still processing. Without ffmpeg only images are accepted.
  */
 export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadParams): Promise<MediaAttachmentRow> {
   checkDescription(params.description);
   const focus = parseFocus(params.focus);
   if (params.data.length === 0) throw new Unprocessable("File type of uploaded media could not be verified");
-  let info: ImageInfo;
+  let info: ImageInfo | undefined;
   try {
     info = await inspectImage(params.data, "File");
   } catch {
-    throw new Unprocessable("File type of uploaded media could not be verified");
+    info = undefined;
   }
+  const tools = ctx.config.transcoder;
+  const animatedGif = info?.format === "gif" && info.animated;
+  if (tools && (!info || animatedGif)) {
+    return acceptTimedMedia(ctx, tools, account, {
+      data: params.data,
+      description: params.description ?? null,
+      focus,
+      thumbnail: params.thumbnail,
+      animatedGif: animatedGif && info ? { width: info.width, height: info.height } : undefined,
+    });
+  }
+  if (!info) throw new Unprocessable("File type of uploaded media could not be verified");
   if (params.data.length > LIMITS.media.imageSizeLimit)
     throw new ValidationFailed(`File file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
   if (info.width * info.height > LIMITS.media.imageMatrixLimit)
@@ -122,6 +107,7 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
   const folder = `media_attachments/files/${id}`;
   const file = `${folder}/original/${randomFileName(EXTENSIONS[info.format])}`;
   const preview = `${folder}/small/${randomFileName(processed.smallExtension)}`;
+  const thumbnail = params.thumbnail ? await storeThumbnail(ctx, folder, params.thumbnail) : undefined;
   await ctx.media.put(file, processed.original);
   await ctx.media.put(preview, processed.small);
   const now = new Date().toISOString();
@@ -135,10 +121,11 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
       file_content_type: `image/${info.format}`,
       file_size: processed.original.length,
       preview_file: preview,
+      thumbnail_file: thumbnail?.key ?? null,
       description: params.description ?? null,
       focus_x: focus?.x ?? null,
       focus_y: focus?.y ?? null,
-      blurhash: processed.blurhash,
+      blurhash: thumbnail?.blurhash ?? processed.blurhash,
       meta: JSON.stringify(processed.meta),
       processing: "complete",
       created_at: now,
@@ -184,21 +171,51 @@ export async function deleteOwnMedia(ctx: Ctx, account: AccountRow, id: string |
 export async function updateMedia(
   ctx: Ctx,
   media: MediaAttachmentRow,
-  params: { description?: string; focus?: string },
+  params: { description?: string; focus?: string; thumbnail?: Buffer },
 ): Promise<MediaAttachmentRow> {
   checkDescription(params.description);
   const focus = parseFocus(params.focus);
-  return ctx.db.kysely
+  const thumbnail = params.thumbnail
+    ? await storeThumbnail(ctx, `media_attachments/files/${media.id}`, params.thumbnail)
+    : undefined;
+  const updated = await ctx.db.kysely
     .updateTable("media_attachments")
     .set({
       description: params.description ?? media.description,
       focus_x: focus ? focus.x : media.focus_x,
       focus_y: focus ? focus.y : media.focus_y,
+      ...(thumbnail ? { thumbnail_file: thumbnail.key, blurhash: thumbnail.blurhash } : {}),
       updated_at: new Date().toISOString(),
     })
     .where("id", "=", media.id)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (thumbnail && media.thumbnail_file) await ctx.media.delete(media.thumbnail_file);
+  if (!updated) {
+    if (thumbnail) await ctx.media.delete(thumbnail.key);
+    throw new NotFound();
+  }
+  return updated;
+}
+
+/**
+ * Removes a chosen thumbnail (DELETE /api/v1/media/:id/thumbnail): the generated preview and its
+ * blurhash take its place again (audio has none until it is processed with cover art).
+ */
+export async function removeThumbnail(ctx: Ctx, media: MediaAttachmentRow): Promise<MediaAttachmentRow> {
+  if (!media.thumbnail_file) return media;
+  const preview = media.preview_file ? await ctx.media.get(media.preview_file) : undefined;
+  const blurhash = preview ? await blurhashOf(preview) : null;
+  const updated = await ctx.db.kysely
+    .updateTable("media_attachments")
+    .set({ thumbnail_file: null, blurhash, updated_at: new Date().toISOString() })
+    .where("id", "=", media.id)
+    .where("thumbnail_file", "=", media.thumbnail_file)
+    .returningAll()
+    .executeTakeFirst();
+  if (!updated) throw new NotFound();
+  await ctx.media.delete(media.thumbnail_file);
+  return updated;
 }
 
 /** Deletes media rows that are still unattached, and their files; returns how many went. */

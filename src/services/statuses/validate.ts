@@ -123,6 +123,11 @@ export async function loadAttachableMedia(
     const missing = unique.filter((id) => !usable.some((r) => r.id === id));
     throw new Unprocessable(`Media ${missing.join(", ")} not found or already attached to another post`);
   }
+  const failed = usable.filter((r) => r.processing === "failed");
+  if (failed.length > 0)
+    throw new Unprocessable(
+      `Media ${failed.map((r) => r.id).join(", ")} could not be processed and cannot be attached; upload it again`,
+    );
   if (usable.some((r) => r.processing !== "complete"))
     throw new Unprocessable("Cannot attach files that have not finished processing. Try again in a moment!");
   const moving = usable.filter((r) => r.type === "video" || r.type === "gifv" || r.type === "audio");

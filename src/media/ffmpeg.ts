@@ -1,0 +1,287 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { createRequire } from "node:module";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { setPriority } from "node:os";
+
+/** The two programs video and audio need; found once at start (`findTranscoder`). */
+export interface Transcoder {
+  ffmpeg: string;
+  ffprobe: string;
+  /** Where they came from, for the start-up log. */
+  source: "environment" | "path" | "npm package";
+}
+
+type Env = Record<string, string | undefined>;
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, env: Env): string | undefined {
+  for (const folder of (env.PATH ?? "").split(delimiter)) {
+    if (!folder) continue;
+    const candidate = join(folder, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The binary an npm package (an optional dependency) ships, when it is installed for this platform. */
+function fromPackage(name: "ffmpeg" | "ffprobe"): string | undefined {
+  const require = createRequire(import.meta.url);
+  const packageName = `@${name}-installer/${process.platform}-${process.arch}`;
+  try {
+    const folder = dirname(require.resolve(`${packageName}/package.json`));
+    const binary = join(folder, process.platform === "win32" ? `${name}.exe` : name);
+    return isExecutable(binary) ? binary : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class TranscoderConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Finds ffmpeg and ffprobe the way Mastodon finds ffmpeg: `FFMPEG_BINARY` / `FFPROBE_BINARY` when
+ * set (a bad value is a start-up error), else both on the PATH, else the static builds the optional
+ * npm dependencies install. Without them the server accepts images only and says so in the
+ * instance API.
+ */
+export function findTranscoder(env: Env): Transcoder | undefined {
+  const ffmpegSetting = env.FFMPEG_BINARY?.trim();
+  const ffprobeSetting = env.FFPROBE_BINARY?.trim();
+  if (ffmpegSetting || ffprobeSetting) {
+    const resolveSetting = (name: string, value: string | undefined, fallback: string): string => {
+      const chosen = value || fallback;
+      const path = isAbsolute(chosen) || chosen.includes("/") ? chosen : onPath(chosen, env);
+      if (!path || !isExecutable(path))
+        throw new TranscoderConfigError(`${name} must name an executable program, got "${chosen}"`);
+      return path;
+    };
+    // With only FFMPEG_BINARY set, ffprobe is looked for beside it (Mastodon derives it the same way).
+    const ffmpeg = resolveSetting("FFMPEG_BINARY", ffmpegSetting, "ffmpeg");
+    const sibling = join(dirname(ffmpeg), "ffprobe");
+    const ffprobe = resolveSetting(
+      "FFPROBE_BINARY",
+      ffprobeSetting,
+      isExecutable(sibling) ? sibling : (onPath("ffprobe", env) ?? "ffprobe"),
+    );
+    return { ffmpeg, ffprobe, source: "environment" };
+  }
+  const ffmpegOnPath = onPath("ffmpeg", env);
+  const ffprobeOnPath = onPath("ffprobe", env);
+  if (ffmpegOnPath && ffprobeOnPath) return { ffmpeg: ffmpegOnPath, ffprobe: ffprobeOnPath, source: "path" };
+  const ffmpeg = fromPackage("ffmpeg");
+  const ffprobe = fromPackage("ffprobe");
+  if (ffmpeg && ffprobe) return { ffmpeg, ffprobe, source: "npm package" };
+  return undefined;
+}
+
+export class ToolFailed extends Error {
+  override name = "ToolFailed";
+  readonly stderr: string;
+  constructor(message: string, stderr: string) {
+    super(message);
+    this.stderr = stderr;
+  }
+}
+
+export interface RunOptions {
+  /** Wall-clock limit; the program is killed past it. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Lower the program's CPU priority so requests keep being answered while it works. */
+  background?: boolean;
+}
+
+const STDERR_KEPT = 8 * 1024;
+
+/** Programs still running; killed when this process exits, so no ffmpeg outlives the server. */
+const running = new Set<ChildProcess>();
+let exitHook = false;
+
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.once("close", () => running.delete(child));
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const program of running) program.kill("SIGKILL");
+  });
+}
+const STDOUT_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * Runs ffmpeg or ffprobe without a shell; answers its standard output. A non-zero exit, a timeout
+ * or an abort raises ToolFailed with the end of its error output.
+ */
+export function runTool(program: string, args: readonly string[], options: RunOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    track(child);
+    if (options.background && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, 10);
+      } catch {
+        // Not permitted here: it runs at normal priority.
+      }
+    }
+    let stdout = "";
+    let stderr = "";
+    let stdoutTooLong = false;
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      if (stdout.length + chunk.length > STDOUT_LIMIT) {
+        stdoutTooLong = true;
+        child.kill("SIGKILL");
+      } else stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_KEPT);
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, options.timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(new ToolFailed(`${program} could not run: ${error.message}`, stderr));
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) reject(new ToolFailed(`took longer than ${Math.round(options.timeoutMs / 1000)} s`, stderr));
+      else if (stdoutTooLong) reject(new ToolFailed("printed more than expected", stderr));
+      else if (code === 0) resolve(stdout);
+      else reject(new ToolFailed(`exited with ${signal ?? code}`, stderr));
+    });
+  });
+}
+
+export interface VideoStream {
+  codec: string;
+  width: number;
+  height: number;
+  /** `num/den` as ffprobe prints it, e.g. `30000/1001`. */
+  frameRate: string;
+  fps: number;
+  pixelFormat: string | undefined;
+  /** Degrees the player must turn the picture (phone videos). */
+  rotation: number;
+}
+
+export interface AudioStream {
+  codec: string;
+  sampleRate: number | undefined;
+  channels: number | undefined;
+  channelLayout: string | undefined;
+}
+
+export interface Probe {
+  /** ffprobe's demuxer names, e.g. `mov,mp4,m4a,3gp,3g2,mj2`. */
+  formatName: string;
+  duration: number | undefined;
+  bitrate: number | undefined;
+  video: VideoStream | undefined;
+  /** An embedded picture, such as the cover art of an MP3. */
+  coverArt: boolean;
+  audio: AudioStream | undefined;
+}
+
+interface RawStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  pix_fmt?: string;
+  sample_rate?: string;
+  channels?: number;
+  channel_layout?: string;
+  disposition?: { attached_pic?: number };
+  tags?: { rotate?: string };
+  side_data_list?: Array<{ rotation?: number }>;
+}
+
+function ratio(value: string | undefined): number {
+  if (!value) return 0;
+  const [num, den] = value.split("/").map(Number);
+  if (!Number.isFinite(num) || !den || !Number.isFinite(den)) return 0;
+  return num / den;
+}
+
+function positive(value: unknown): number | undefined {
+  const number = Number(value);
+  return Number.isFinite(number) && number > 0 ? number : undefined;
+}
+
+/** Reads ffprobe's JSON description of a file (containers, streams, duration); undefined when ffprobe cannot. */
+export function parseProbe(json: string): Probe | undefined {
+  let data: { format?: { format_name?: string; duration?: string; bit_rate?: string }; streams?: RawStream[] };
+  try {
+    data = JSON.parse(json) as typeof data;
+  } catch {
+    return undefined;
+  }
+  if (!data.format?.format_name) return undefined;
+  const streams = data.streams ?? [];
+  const pictures = streams.filter((s) => s.codec_type === "video");
+  const moving = pictures.find((s) => s.disposition?.attached_pic !== 1);
+  const sound = streams.find((s) => s.codec_type === "audio");
+  let video: VideoStream | undefined;
+  if (moving && moving.width && moving.height) {
+    const frameRate =
+      ratio(moving.avg_frame_rate) > 0
+        ? moving.avg_frame_rate!
+        : (moving.r_frame_rate ?? moving.avg_frame_rate ?? "0/0");
+    const rotation = Number(moving.tags?.rotate ?? moving.side_data_list?.find((d) => d.rotation)?.rotation ?? 0);
+    video = {
+      codec: moving.codec_name ?? "unknown",
+      width: moving.width,
+      height: moving.height,
+      frameRate,
+      fps: ratio(frameRate),
+      pixelFormat: moving.pix_fmt,
+      rotation: Number.isFinite(rotation) ? rotation : 0,
+    };
+  }
+  return {
+    formatName: data.format.format_name,
+    duration: positive(data.format.duration),
+    bitrate: positive(data.format.bit_rate),
+    video,
+    coverArt: pictures.some((s) => s.disposition?.attached_pic === 1),
+    audio: sound
+      ? {
+          codec: sound.codec_name ?? "unknown",
+          sampleRate: positive(sound.sample_rate),
+          channels: sound.channels,
+          channelLayout: sound.channel_layout,
+        }
+      : undefined,
+  };
+}
+
+/** Describes a file with ffprobe; undefined when it is no media file ffprobe can read. */
+export async function probe(tools: Transcoder, path: string, options: RunOptions): Promise<Probe | undefined> {
+  let output: string;
+  try {
+    output = await runTool(
+      tools.ffprobe,
+      ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
+      options,
+    );
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    return undefined;
+  }
+  return parseProbe(output);
+}

@@ -1,0 +1,289 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import type { AccountRow, JobRow, MediaAttachmentRow } from "../../db/schema.ts";
+import { Unprocessable, ValidationFailed } from "../../errors.ts";
+import { LIMITS } from "../../limits.ts";
+import { probe, type Probe, type Transcoder } from "../../media/ffmpeg.ts";
+import { randomFileName } from "../../media/storage.ts";
+import {
+  classify,
+  extractPicture,
+  MediaRejected,
+  timedMeta,
+  transcode,
+  type TimedKind,
+} from "../../media/transcode.ts";
+import { blurhashOf, fitWithin, metaOf, SMALL_PIXELS, storeThumbnail, type StoredThumbnail } from "./pictures.ts";
+
+export const PROCESS_JOB = "media.process";
+
+/** How long ffprobe may look at an upload during the request. */
+const PROBE_TIMEOUT_MS = 20_000;
+
+/** How long one transcode may run: a minute plus six times the media's duration, at most two hours. */
+function transcodeTimeout(duration: number | undefined): number {
+  return Math.min(2 * 3600_000, 60_000 + Math.ceil((duration ?? LIMITS.media.videoDurationLimit) * 6_000));
+}
+
+async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
+  const folder = await mkdtemp(join(tmpdir(), "rookery-media-"));
+  try {
+    return await work(folder);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+export interface TimedUpload {
+  data: Buffer;
+  description: string | null;
+  focus: { x: number; y: number } | undefined;
+  thumbnail: Buffer | undefined;
+  /** Set when the upload is an animated GIF (sharp read it); it becomes a `gifv`. */
+  animatedGif: { width: number; height: number } | undefined;
+}
+
+/**
+ * Accepts a video, an audio file or an animated GIF: checked during the request (ffprobe reads
+ * the container, limits on size, dimensions, frame rate and duration), stored as uploaded, and
+ * queued for the `media.process` job, which converts it. Answers the row, still `queued`.
+ */
+export async function acceptTimedMedia(
+  ctx: Ctx,
+  tools: Transcoder,
+  account: AccountRow,
+  upload: TimedUpload,
+): Promise<MediaAttachmentRow> {
+  if (upload.data.length > LIMITS.media.videoSizeLimit)
+    throw new ValidationFailed(`File file size must be less than ${LIMITS.media.videoSizeLimit / 1024 / 1024} MB`);
+  const id = newId();
+  const folder = `media_attachments/files/${id}`;
+  const uploadKey = `${folder}/upload/${randomFileName("bin")}`;
+  const kind = await withTemporaryFolder(async (temporary) => {
+    const path = join(temporary, "upload");
+    await writeFile(path, upload.data);
+    const info = await probe(tools, path, { timeoutMs: PROBE_TIMEOUT_MS });
+    if (!info) throw new Unprocessable("File type of uploaded media could not be verified");
+    let kind: TimedKind;
+    if (upload.animatedGif) {
+      const { width, height } = upload.animatedGif;
+      if (width * height > LIMITS.media.videoMatrixLimit) throw new ValidationFailed("File dimensions are too large");
+      kind = "gifv";
+    } else {
+      try {
+        kind = classify(info, LIMITS.media);
+      } catch (error) {
+        if (error instanceof MediaRejected) throw new Unprocessable(error.message);
+        throw error;
+      }
+    }
+    await ctx.media.putFile(uploadKey, path);
+    return kind;
+  });
+
+  let thumbnail: StoredThumbnail | undefined;
+  try {
+    if (upload.thumbnail) thumbnail = await storeThumbnail(ctx, folder, upload.thumbnail);
+    const now = new Date().toISOString();
+    const row = await ctx.db.kysely.transaction().execute(async (tx) => {
+      const inserted = await tx
+        .insertInto("media_attachments")
+        .values({
+          id,
+          account_id: account.id,
+          type: kind,
+          file: uploadKey,
+          file_content_type: null,
+          file_size: upload.data.length,
+          thumbnail_file: thumbnail?.key ?? null,
+          description: upload.description,
+          focus_x: upload.focus?.x ?? null,
+          focus_y: upload.focus?.y ?? null,
+          blurhash: thumbnail?.blurhash ?? null,
+          meta: "{}",
+          processing: "queued",
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await ctx.jobs.enqueueWith(tx, PROCESS_JOB, { id }, { maxAttempts: 3 });
+      return inserted;
+    });
+    ctx.jobs.wake();
+    return row;
+  } catch (error) {
+    await ctx.media.delete(uploadKey);
+    if (thumbnail) await ctx.media.delete(thumbnail.key);
+    throw error;
+  }
+}
+
+interface Converted {
+  file: string;
+  contentType: string;
+  size: number;
+  preview: string | null;
+  cover: StoredThumbnail | undefined;
+  blurhash: string | null;
+  meta: Record<string, unknown>;
+}
+
+/** Converts the stored upload; every key it wrote is pushed onto `written`, so a failure can remove them. */
+async function convert(
+  ctx: Ctx,
+  tools: Transcoder,
+  row: MediaAttachmentRow,
+  written: string[],
+  signal: AbortSignal | undefined,
+): Promise<Converted> {
+  const folder = `media_attachments/files/${row.id}`;
+  return withTemporaryFolder(async (temporary) => {
+    const input = join(temporary, "upload");
+    if (!row.file || !(await ctx.media.copyToFile(row.file, input)))
+      throw new MediaRejected("the uploaded file is gone");
+    const info: Probe | undefined = await probe(tools, input, { timeoutMs: PROBE_TIMEOUT_MS, signal });
+    if (!info) throw new MediaRejected("the file is not a readable video or audio file");
+    const kind = row.type as TimedKind;
+    const audio = kind === "audio";
+    const output = join(temporary, audio ? "out.mp3" : "out.mp4");
+    const timeoutMs = transcodeTimeout(info.duration);
+    const result = await transcode(tools, info, kind, input, output, { timeoutMs, signal });
+    const meta = timedMeta(result);
+
+    const file = `${folder}/original/${randomFileName(audio ? "mp3" : "mp4")}`;
+    written.push(file);
+    await ctx.media.putFile(file, output);
+    const size = (await stat(output)).size;
+
+    let preview: string | null = null;
+    let cover: StoredThumbnail | undefined;
+    let blurhash = row.blurhash;
+    if (!audio) {
+      // The first frame of the converted video, so a phone video's rotation is already applied.
+      const framePath = join(temporary, "frame.png");
+      await extractPicture(tools, output, framePath, { timeoutMs: 60_000, signal });
+      const frame = await sharp(framePath).metadata();
+      const small = fitWithin({ width: frame.width ?? 1, height: frame.height ?? 1 }, SMALL_PIXELS);
+      const smallOut = await sharp(framePath)
+        .resize(small.width, small.height, { fit: "inside" })
+        .jpeg({ quality: 85 })
+        .toBuffer({ resolveWithObject: true });
+      preview = `${folder}/small/${randomFileName("jpg")}`;
+      written.push(preview);
+      await ctx.media.put(preview, smallOut.data);
+      meta.small = metaOf({ width: smallOut.info.width, height: smallOut.info.height });
+      // A chosen thumbnail keeps its own blurhash.
+      if (!row.thumbnail_file) blurhash = await blurhashOf(smallOut.data);
+    } else if (!row.thumbnail_file && info.coverArt) {
+      // The cover art embedded in the audio file becomes its thumbnail, as Mastodon does.
+      const coverPath = join(temporary, "cover.png");
+      try {
+        await extractPicture(tools, input, coverPath, { timeoutMs: 60_000, signal });
+        cover = await storeThumbnail(ctx, folder, await readFile(coverPath));
+        written.push(cover.key);
+        blurhash = cover.blurhash;
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        ctx.log.info({ err: error, media: row.id }, "the audio file's cover art could not be read; it has none");
+      }
+    }
+    return { file, contentType: audio ? "audio/mpeg" : "video/mp4", size, preview, cover, blurhash, meta };
+  });
+}
+
+/**
+ * The `media.process` job: converts a queued video, gifv or audio upload, stores the result and
+ * its preview, and marks the attachment complete. A file ffmpeg cannot convert (corrupt,
+ * truncated, too slow) marks it failed with the reason and removes every file it had; other
+ * errors (storage, database) are retried, and fail it on the last attempt.
+ */
+export async function processTimedMedia(
+  ctx: Ctx,
+  id: string,
+  job?: Pick<JobRow, "attempts" | "max_attempts">,
+  signal?: AbortSignal,
+): Promise<void> {
+  const tools = ctx.config.transcoder;
+  const row = await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).executeTakeFirst();
+  if (!row || (row.processing !== "queued" && row.processing !== "in_progress")) return;
+  await ctx.db.kysely
+    .updateTable("media_attachments")
+    .set({ processing: "in_progress" })
+    .where("id", "=", id)
+    .execute();
+  const written: string[] = [];
+  const started = performance.now();
+  try {
+    if (!tools) throw new MediaRejected("this server has no ffmpeg to convert video and audio");
+    const done = await convert(ctx, tools, row, written, signal);
+    const updated = await ctx.db.kysely
+      .updateTable("media_attachments")
+      .set({
+        file: done.file,
+        file_content_type: done.contentType,
+        file_size: done.size,
+        preview_file: done.preview,
+        thumbnail_file: done.cover?.key ?? row.thumbnail_file,
+        blurhash: done.blurhash,
+        meta: JSON.stringify(done.meta),
+        processing: "complete",
+      })
+      .where("id", "=", id)
+      .where("processing", "=", "in_progress")
+      .returning("id")
+      .executeTakeFirst();
+    if (!updated) {
+      // Deleted by its owner while it was being converted.
+      for (const key of written) await ctx.media.delete(key);
+      return;
+    }
+    if (row.file) await ctx.media.delete(row.file);
+    ctx.log.info(
+      { media: id, type: row.type, ms: Math.round(performance.now() - started), bytes: done.size },
+      "media processed",
+    );
+  } catch (error) {
+    for (const key of written) await ctx.media.delete(key).catch(() => {});
+    const lastAttempt = !job || job.attempts >= job.max_attempts;
+    if (!(error instanceof MediaRejected) && !lastAttempt) throw error;
+    const reason = error instanceof MediaRejected ? error.message : "processing failed";
+    ctx.log.warn({ err: error, media: id }, "media processing failed");
+    await ctx.db.kysely
+      .updateTable("media_attachments")
+      .set({ processing: "failed", file: null, preview_file: null, meta: JSON.stringify({ error: reason }) })
+      .where("id", "=", id)
+      .execute();
+    if (row.file) await ctx.media.delete(row.file);
+  }
+}
+
+/** Why processing failed, as stored by `processTimedMedia`. */
+export function failureReason(row: MediaAttachmentRow): string | undefined {
+  try {
+    const meta = JSON.parse(row.meta) as { error?: unknown };
+    return typeof meta.error === "string" ? meta.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits until a queued attachment is processed (the v1 upload, which answers finished media). */
+export async function waitForProcessing(
+  ctx: Ctx,
+  id: string,
+  signal: AbortSignal,
+  timeoutMs = 2 * 3600_000,
+): Promise<MediaAttachmentRow | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 100; Date.now() < deadline && !signal.aborted; delay = Math.min(delay * 2, 1000)) {
+    const row = await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).executeTakeFirst();
+    if (!row || row.processing === "complete" || row.processing === "failed") return row;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  return undefined;
+}

@@ -101,9 +101,23 @@ export interface MediaAttachment {
   preview_remote_url: string | null;
   text_url: string | null;
   meta: {
-    original?: { width: number; height: number; size: string; aspect: number };
+    original?: {
+      width: number;
+      height: number;
+      size?: string;
+      aspect?: number;
+      frame_rate?: string;
+      duration?: number;
+      bitrate?: number;
+    };
     small?: { width: number; height: number; size: string; aspect: number };
     focus?: { x: number; y: number };
+    length?: string;
+    duration?: number;
+    fps?: number;
+    audio_encode?: string;
+    audio_bitrate?: string;
+    audio_channels?: string;
   };
   description: string | null;
   blurhash: string | null;

@@ -25,7 +25,11 @@ export async function makeMedia(extension: string, args: string[]): Promise<Buff
   const folder = await mkdtemp(join(tmpdir(), "rookery-sample-"));
   try {
     const out = join(folder, `out.${extension}`);
-    await run(transcoder().ffmpeg, ["-v", "error", "-y", ...args, out], { maxBuffer: 1 << 20, timeout: 60_000, killSignal: "SIGKILL" });
+    await run(transcoder().ffmpeg, ["-v", "error", "-y", ...args, out], {
+      maxBuffer: 1 << 20,
+      timeout: 60_000,
+      killSignal: "SIGKILL",
+    });
     return await readFile(out);
   } finally {
     await rm(folder, { recursive: true, force: true });

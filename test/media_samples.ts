@@ -46,7 +46,7 @@ const video = (size: string, rate: number, seconds: number) => [
 ];
 const tone = (seconds: number) => ["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=44100`, "-t", String(seconds)];
 
-export const samples = {
+export const samples: Record<string, () => Promise<Buffer>> = {
   /** H.264 + AAC, 320×240 at 25 fps, 2 s, moov at the end (as cameras write it). */
   mp4: () =>
     makeMedia("mp4", [
@@ -60,6 +60,17 @@ export const samples = {
       "aac",
       "-shortest",
     ]),
+  /** A phone video: 320×240 pixels stored with a 90° rotation flag, so it plays as 240×320. */
+  rotatedMp4: async () => {
+    const folder = await mkdtemp(join(tmpdir(), "rookery-sample-"));
+    try {
+      await writeFile(join(folder, "in.mp4"), await samples.mp4());
+      // ffmpeg 4.1 writes the flag when it copies the streams, not while it encodes them.
+      return await makeMedia("mp4", ["-i", join(folder, "in.mp4"), "-c", "copy", "-metadata:s:v:0", "rotate=90"]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  },
   /** The same, streamable (moov first): truncating it leaves a file ffprobe still reads. */
   streamableMp4: () =>
     makeMedia("mp4", [

@@ -146,21 +146,28 @@ export function runTool(program: string, args: readonly string[], options: RunOp
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr = (stderr + chunk).slice(-STDERR_KEPT);
     });
-    let timedOut = false;
+    let settled = false;
+    const fail = (error: ToolFailed) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(error);
+    };
+    // Past the limit the program is killed and the call fails at once, whatever its pipes still hold.
     const timer = setTimeout(() => {
-      timedOut = true;
       child.kill("SIGKILL");
+      fail(new ToolFailed(`took longer than ${Math.round(options.timeoutMs / 1000)} s`, stderr));
     }, options.timeoutMs);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(new ToolFailed(`${program} could not run: ${error.message}`, stderr));
-    });
+    child.on("error", (error) => fail(new ToolFailed(`${program} could not run: ${error.message}`, stderr)));
     child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) reject(new ToolFailed(`took longer than ${Math.round(options.timeoutMs / 1000)} s`, stderr));
-      else if (stdoutTooLong) reject(new ToolFailed("printed more than expected", stderr));
-      else if (code === 0) resolve(stdout);
-      else reject(new ToolFailed(`exited with ${signal ?? code}`, stderr));
+      if (settled) return;
+      if (stdoutTooLong) fail(new ToolFailed("printed more than expected", stderr));
+      else if (code !== 0) fail(new ToolFailed(`exited with ${signal ?? code}`, stderr));
+      else {
+        settled = true;
+        clearTimeout(timer);
+        resolve(stdout);
+      }
     });
   });
 }

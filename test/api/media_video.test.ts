@@ -129,6 +129,27 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     assert.equal(filesLeft(media.id).length, 2, filesLeft(media.id).join(", "));
   });
 
+  test("a phone video's rotation is applied: stored upright, described with its shown size", async () => {
+    const media = await uploadAndProcess(await samples.rotatedMp4(), "phone.mp4", "video/mp4");
+    const probed = await ffprobe((await fetchFile(media.url)).rawPayload);
+    assert.deepEqual([streamOf(probed, "video")?.width, streamOf(probed, "video")?.height], [240, 320]);
+    assert.deepEqual([media.meta.original?.width, media.meta.original?.height], [240, 320]);
+    const preview = await sharp((await fetchFile(media.preview_url)).rawPayload).metadata();
+    assert.deepEqual([preview.width, preview.height], [240, 320]);
+  });
+
+  test("served videos answer byte ranges, so players can seek", async () => {
+    const media = await uploadAndProcess(await samples.silentMp4(), "seek.mp4", "video/mp4");
+    const whole = await fetchFile(media.url);
+    const part = await request(server.app, "GET", pathOf(media.url), { headers: { range: "bytes=100-199" } });
+    assert.equal(part.statusCode, 206);
+    assert.equal(part.headers["content-range"], `bytes 100-199/${whole.rawPayload.length}`);
+    assert.equal(part.headers["content-type"], "video/mp4");
+    assert.deepEqual(part.rawPayload, whole.rawPayload.subarray(100, 200));
+    assert.equal(whole.headers["cache-control"], "public, max-age=31536000, immutable");
+    assert.equal(whole.headers["accept-ranges"], "bytes");
+  });
+
   test("a WebM (VP8/Vorbis) is converted to H.264/AAC MP4", async () => {
     const media = await uploadAndProcess(await samples.webm(), "clip.webm", "video/webm");
     assert.equal(media.type, "video");

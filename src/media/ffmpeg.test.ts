@@ -68,6 +68,13 @@ describe("runTool", () => {
     assert.ok(Date.now() - started < 5000);
   });
 
+  test("a program past its processor time is stopped by the kernel", async () => {
+    await assert.rejects(
+      runTool("/bin/sh", ["-c", "while :; do :; done"], { timeoutMs: 20_000, cpuSeconds: 1 }),
+      /used more than 1 s of processor time/,
+    );
+  });
+
   test("a missing program is ToolFailed, not a crash", async () => {
     await assert.rejects(runTool("/nonexistent/ffmpeg", [], { timeoutMs: 1000 }), ToolFailed);
   });

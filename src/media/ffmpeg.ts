@@ -100,6 +100,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Lower the program's CPU priority so requests keep being answered while it works. */
   background?: boolean;
+  /** Processor seconds the program may use (RLIMIT_CPU, set by /bin/sh's `ulimit -t`); the kernel stops it past them. */
+  cpuSeconds?: number;
 }
 
 const STDERR_KEPT = 8 * 1024;
@@ -125,7 +127,17 @@ const STDOUT_LIMIT = 4 * 1024 * 1024;
  */
 export function runTool(program: string, args: readonly string[], options: RunOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    const limited = options.cpuSeconds !== undefined && process.platform !== "win32";
+    const child = limited
+      ? spawn(
+          "/bin/sh",
+          ["-c", 'ulimit -t "$0" 2>/dev/null; exec "$@"', String(options.cpuSeconds), program, ...args],
+          {
+            stdio: ["ignore", "pipe", "pipe"],
+            signal: options.signal,
+          },
+        )
+      : spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
     track(child);
     if (options.background && child.pid !== undefined) {
       try {
@@ -162,6 +174,8 @@ export function runTool(program: string, args: readonly string[], options: RunOp
     child.on("close", (code, signal) => {
       if (settled) return;
       if (stdoutTooLong) fail(new ToolFailed("printed more than expected", stderr));
+      else if (limited && overProcessorTime(signal, stderr))
+        fail(new ToolFailed(`used more than ${options.cpuSeconds} s of processor time`, stderr));
       else if (code !== 0) fail(new ToolFailed(`exited with ${signal ?? code}`, stderr));
       else {
         settled = true;
@@ -170,6 +184,11 @@ export function runTool(program: string, args: readonly string[], options: RunOp
       }
     });
   });
+}
+
+/** The kernel's SIGXCPU (ffmpeg catches it and stops, saying so), or its SIGKILL at the hard limit. */
+function overProcessorTime(signal: NodeJS.Signals | null, stderr: string): boolean {
+  return signal === "SIGXCPU" || signal === "SIGKILL" || /received signal 24\b/i.test(stderr);
 }
 
 export interface VideoStream {

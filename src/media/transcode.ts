@@ -118,6 +118,8 @@ export function transcodeArguments(info: Probe, kind: TimedKind, input: string, 
 
 export interface TranscodeOptions {
   timeoutMs: number;
+  /** Processor seconds ffmpeg may use (all its threads together). */
+  cpuSeconds?: number;
   signal?: AbortSignal;
 }
 

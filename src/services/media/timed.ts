@@ -24,9 +24,14 @@ export const PROCESS_JOB = "media.process";
 /** How long ffprobe may look at an upload during the request. */
 const PROBE_TIMEOUT_MS = 20_000;
 
-/** How long one transcode may run: a minute plus six times the media's duration, at most two hours. */
-function transcodeTimeout(duration: number | undefined): number {
-  return Math.min(2 * 3600_000, 60_000 + Math.ceil((duration ?? LIMITS.media.videoDurationLimit) * 6_000));
+/**
+ * What one conversion may cost: wall-clock time (two minutes plus ten times the media's duration,
+ * at most two hours) and processor time (a minute plus twenty processor-seconds per second of
+ * media; bench/RESULTS.md measures about 1.5 for 720p). Past either, ffmpeg is stopped and the media fails.
+ */
+function conversionLimits(duration: number | undefined): { timeoutMs: number; cpuSeconds: number } {
+  const seconds = Math.ceil(duration ?? LIMITS.media.videoDurationLimit);
+  return { timeoutMs: Math.min(2 * 3600_000, 120_000 + seconds * 10_000), cpuSeconds: 60 + seconds * 20 };
 }
 
 async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
@@ -151,8 +156,7 @@ async function convert(
     const kind = row.type as TimedKind;
     const audio = kind === "audio";
     const output = join(temporary, audio ? "out.mp3" : "out.mp4");
-    const timeoutMs = transcodeTimeout(info.duration);
-    const result = await transcode(tools, info, kind, input, output, { timeoutMs, signal });
+    const result = await transcode(tools, info, kind, input, output, { ...conversionLimits(info.duration), signal });
     const meta = timedMeta(result);
 
     const file = `${folder}/original/${randomFileName(audio ? "mp3" : "mp4")}`;
@@ -166,7 +170,7 @@ async function convert(
     if (!audio) {
       // The first frame of the converted video, so a phone video's rotation is already applied.
       const framePath = join(temporary, "frame.png");
-      await extractPicture(tools, output, framePath, { timeoutMs: 60_000, signal });
+      await extractPicture(tools, output, framePath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
       const frame = await sharp(framePath).metadata();
       const small = fitWithin({ width: frame.width ?? 1, height: frame.height ?? 1 }, SMALL_PIXELS);
       const smallOut = await sharp(framePath)
@@ -183,7 +187,7 @@ async function convert(
       // The cover art embedded in the audio file becomes its thumbnail, as Mastodon does.
       const coverPath = join(temporary, "cover.png");
       try {
-        await extractPicture(tools, input, coverPath, { timeoutMs: 60_000, signal });
+        await extractPicture(tools, input, coverPath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
         cover = await storeThumbnail(ctx, folder, await readFile(coverPath));
         written.push(cover.key);
         blurhash = cover.blurhash;

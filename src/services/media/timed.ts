@@ -27,7 +27,7 @@ const PROBE_TIMEOUT_MS = 20_000;
 /**
  * What one conversion may cost: wall-clock time (two minutes plus ten times the media's duration,
  * at most two hours) and processor time (a minute plus twenty processor-seconds per second of
- * media; bench/RESULTS.md measures about 1.5 for 720p). Past either, ffmpeg is stopped and the media fails.
+ * media; bench/RESULTS.md measures 0.3 for 720p). Past either, ffmpeg is stopped and the media fails.
  */
 function conversionLimits(duration: number | undefined): { timeoutMs: number; cpuSeconds: number } {
   const seconds = Math.ceil(duration ?? LIMITS.media.videoDurationLimit);

@@ -364,7 +364,8 @@ export function multipartBody(
   const boundary = `----rookery${randomBytes(8).toString("hex")}`;
   const chunks: Buffer[] = [];
   for (const part of parts) {
-    const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ""}`;
+    // An empty filename is sent as such: it is how a browser sends a file input left empty.
+    const disposition = `form-data; name="${part.name}"${part.filename !== undefined ? `; filename="${part.filename}"` : ""}`;
     const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.type ? `Content-Type: ${part.type}\r\n` : ""}\r\n`;
     chunks.push(
       Buffer.from(head),

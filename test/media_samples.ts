@@ -139,6 +139,22 @@ export const samples: Record<string, () => Promise<Buffer>> = {
       "-pix_fmt",
       "yuv420p",
     ]),
+  /** One 4096×2176 frame: more pixels than 3840×2160. */
+  tooLarge: () =>
+    makeMedia("mp4", [
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=black:size=4096x2176:rate=1",
+      "-t",
+      "1",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+    ]),
   /** 150 frames a second, above the 120 allowed. */
   tooFast: () => makeMedia("mp4", [...video("32x32", 150, 0.2), "-c:v", "libx264", "-pix_fmt", "yuv420p"]),
 };

@@ -3,7 +3,6 @@
  * JSON numbers beyond 2^53, authorized-fetch mode for the client API, and app registration limits.
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import sharp from "sharp";
 import {
@@ -11,6 +10,7 @@ import {
   createTestServer,
   errorOf,
   get,
+  multipartBody,
   request,
   standardAccounts,
   type StandardAccounts,
@@ -23,28 +23,7 @@ const MISSING_HEADER = "https://rookery.test/headers/original/missing.png";
 const AUTHENTICATION_REQUIRED = "This API requires an authenticated user";
 const FILE_MISSING = "param is missing or the value is empty or invalid: file";
 
-interface Part {
-  name: string;
-  value: string | Buffer;
-  /** Sent as given, `""` included (the test kit's helper leaves an empty filename out). */
-  filename?: string;
-  type?: string;
-}
-
-/** A multipart body as a browser sends it: a file input left empty is a part with `filename=""`. */
-function browserMultipart(parts: Part[]): { body: Buffer; contentType: string } {
-  const boundary = `----browser${randomBytes(8).toString("hex")}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const file = part.filename === undefined ? "" : `; filename="${part.filename}"`;
-    const type = part.type ? `Content-Type: ${part.type}\r\n` : "";
-    const disposition = `Content-Disposition: form-data; name="${part.name}"${file}`;
-    chunks.push(Buffer.from(`--${boundary}\r\n${disposition}\r\n${type}\r\n`));
-    chunks.push(Buffer.isBuffer(part.value) ? part.value : Buffer.from(part.value), Buffer.from("\r\n"));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
+type Part = Parameters<typeof multipartBody>[0][number];
 
 const emptyFile = (name: string): Part => ({ name, value: "", filename: "", type: "application/octet-stream" });
 
@@ -64,7 +43,7 @@ describe("multipart file parts with an empty filename", () => {
   after(() => server.close());
 
   const send = (method: "PATCH" | "POST", url: string, token: string, parts: Part[]) => {
-    const { body, contentType } = browserMultipart(parts);
+    const { body, contentType } = multipartBody(parts);
     return request(server.app, method, url, { token, body, headers: { "content-type": contentType } });
   };
 
@@ -152,7 +131,7 @@ describe("integers beyond 2^53 in JSON bodies", () => {
   });
 
   test("media_ids as bare JSON numbers", async () => {
-    const upload = browserMultipart([{ name: "file", value: await pngImage(), filename: "a.png", type: "image/png" }]);
+    const upload = multipartBody([{ name: "file", value: await pngImage(), filename: "a.png", type: "image/png" }]);
     const media = await request(server.app, "POST", "/api/v2/media", {
       token: a.carol.token,
       body: upload.body,

@@ -5,7 +5,9 @@
  * protocol (202, 206, 422 when posting too early), thumbnails, refusals and clean-up.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { connect, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import sharp from "sharp";
@@ -31,6 +33,11 @@ function pathOf(url: string | null): string {
   assert.ok(url !== null && url.startsWith("https://rookery.test/system/"), String(url));
   return url.slice("https://rookery.test".length);
 }
+
+// This test process's own temporary folder (os.tmpdir() reads TMPDIR), to see that conversions leave nothing there.
+const scratch = mkdtempSync(join(tmpdir(), "rookery-media-video-test-"));
+process.env.TMPDIR = scratch;
+const scratchLeft = () => readdirSync(scratch).filter((name) => name.startsWith("rookery-media-"));
 
 const streamOf = (probed: Probed, type: string) => probed.streams.find((s) => s.codec_type === type);
 
@@ -88,6 +95,13 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
           .filter((e) => e.isFile())
           .map((e) => e.name)
       : [];
+  const storedFiles = (): number =>
+    existsSync(join(server.ctx.config.mediaDir, "media_attachments"))
+      ? readdirSync(join(server.ctx.config.mediaDir, "media_attachments"), {
+          recursive: true,
+          withFileTypes: true,
+        }).filter((e) => e.isFile()).length
+      : 0;
   const newestMediaId = async () =>
     (
       await server.ctx.db.kysely
@@ -313,6 +327,18 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       assert.deepEqual(put.json<MediaAttachment>().meta.focus, { x: 0.5, y: -0.5 });
     });
 
+    test("a whole form with an empty thumbnail part (no file chosen) is an upload without thumbnail", async () => {
+      const res = await send([
+        { name: "file", value: await samples.silentMp4(), filename: "f.mp4", type: "video/mp4" },
+        { name: "thumbnail", value: Buffer.alloc(0), filename: "", type: "application/octet-stream" },
+        { name: "description", value: "" },
+        { name: "focus", value: "" },
+      ]);
+      assert.equal(res.statusCode, 202, res.body);
+      assert.equal(res.json<MediaAttachment>().preview_url, null);
+      await server.ctx.jobs.drain();
+    });
+
     test("thumbnails: a non-image is 422; another user's media or unknown IDs are 404", async () => {
       const res = await send(fileParts(await samples.silentMp4(), "d.mp4", "video/mp4"));
       const id = res.json<MediaAttachment>().id;
@@ -358,9 +384,39 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     });
   });
 
+  test("a v1 client that hangs up while its video is converted stops the wait; the media is still finished", async () => {
+    await server.app.listen({ port: 0, host: "127.0.0.1" });
+    const port = (server.app.server.address() as AddressInfo).port;
+    const before = await newestMediaId();
+    const { body, contentType } = multipartBody(fileParts(await samples.silentMp4(), "g.mp4", "video/mp4"));
+    const socket = connect(port, "127.0.0.1");
+    socket.on("error", () => {});
+    socket.write(
+      `POST /api/v1/media HTTP/1.1\r\nHost: rookery.test\r\nAuthorization: Bearer ${a.alice.token}\r\n` +
+        `Content-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body);
+    let id = before;
+    while (id === before) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      id = await newestMediaId();
+    }
+    socket.resetAndDestroy();
+    // The server stops polling for it: its query count settles while the job has not run.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const settled = server.ctx.db.queryCount;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(server.ctx.db.queryCount, settled, "no more queries after the hang-up");
+    await server.ctx.jobs.drain();
+    const done = await get(server.app, `/api/v1/media/${id}`, a.alice.token);
+    assert.equal(done.statusCode, 200);
+    assert.ok(done.json<MediaAttachment>().url);
+  });
+
   describe("refusals", () => {
     test("a corrupt file or an MP4 cut before its index is refused at once, and nothing is stored", async () => {
       const before = await newestMediaId().catch(() => "0");
+      const filesBefore = storedFiles();
       const whole = await samples.mp4();
       for (const [data, name] of [
         [Buffer.concat([Buffer.from("\x00\x00\x00\x18ftypmp42"), Buffer.alloc(2000, 7)]), "corrupt.mp4"],
@@ -370,6 +426,8 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
         assert.deepEqual(errorOf(await send(fileParts(data, name, "video/mp4"))), [422, NOT_VERIFIED], name);
       }
       assert.equal(await newestMediaId().catch(() => "0"), before, "no row was stored");
+      assert.equal(storedFiles(), filesBefore, "no file was stored");
+      assert.deepEqual(scratchLeft(), [], "no temporary file is left");
     });
 
     test("a truncated streamable video fails in processing: GET is 422 with the reason, its files are gone", async () => {
@@ -382,6 +440,7 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       assert.equal(code, 422);
       assert.match(error, /^Error processing thumbnail for uploaded media: the file is truncated or corrupt/);
       assert.deepEqual(filesLeft(id), []);
+      assert.deepEqual(scratchLeft(), []);
       const post = await request(server.app, "POST", "/api/v1/statuses", {
         token: a.alice.token,
         json: { media_ids: [id] },
@@ -404,8 +463,9 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       assert.match(error, /^Error processing thumbnail for uploaded media/);
     });
 
-    test("a video over 20 minutes or over 120 fps is refused at once with the limit", async () => {
+    test("a video over 20 minutes, over 120 fps or over 3840×2160 is refused at once with the limit", async () => {
       const before = await newestMediaId().catch(() => "0");
+      const filesBefore = storedFiles();
       assert.deepEqual(errorOf(await send(fileParts(await samples.overLong(), "long.mp4", "video/mp4"))), [
         422,
         "Validation failed: File is too long (maximum is 20 minutes)",
@@ -413,7 +473,13 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       const [code, error] = errorOf(await send(fileParts(await samples.tooFast(), "fast.mp4", "video/mp4")));
       assert.equal(code, 422);
       assert.match(error, /^Validation failed: File frame rate 150 is above 120 frames per second/);
+      assert.deepEqual(errorOf(await send(fileParts(await samples.tooLarge(), "big.mp4", "video/mp4"))), [
+        422,
+        "Validation failed: File dimensions 4096x2176 are too large",
+      ]);
       assert.equal(await newestMediaId().catch(() => "0"), before);
+      assert.equal(storedFiles(), filesBefore);
+      assert.deepEqual(scratchLeft(), []);
     });
 
     test("a video larger than 99 MB is 413 before it is stored", async () => {

@@ -19,6 +19,7 @@ import { reports } from "./migrations/0020_reports.ts";
 import { domainBlocks } from "./migrations/0021_domain_blocks.ts";
 import { webPush } from "./migrations/0022_web_push.ts";
 import { announcements } from "./migrations/0023_announcements.ts";
+import { mediaProcessing } from "./migrations/0024_media_processing.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -43,6 +44,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   domainBlocks,
   webPush,
   announcements,
+  mediaProcessing,
 ];
 
 /**

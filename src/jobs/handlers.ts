@@ -61,8 +61,8 @@ export function registerJobHandlers(ctx: Ctx): void {
   });
   ctx.jobs.register("maintenance.recover", async (_payload, _job, now) => {
     const recovered = await recoverOverdueWork(ctx, now.getTime());
-    if (recovered.published + recovered.dropped + recovered.pollsClosed > 0)
-      ctx.log.warn(recovered, "recovered overdue scheduled statuses and polls");
+    if (recovered.published + recovered.dropped + recovered.pollsClosed + recovered.mediaFailed > 0)
+      ctx.log.warn(recovered, "recovered overdue scheduled statuses, polls and media conversions");
   });
   ctx.jobs.recurring("maintenance.recover", 10 * MINUTE);
   ctx.jobs.register("cards.cleanup", async (_payload, _job, now) => {

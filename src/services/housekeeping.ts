@@ -2,13 +2,15 @@
  * Self-healing and garbage collection, run by recurring jobs:
  * - what must not be lost when its job ran out of attempts or was lost: scheduled statuses past
  *   their time are published, polls past their end are closed (both are safe to repeat: publishing
- *   deletes the scheduled row in its own transaction, closing sets `closed_at` only once);
+ *   deletes the scheduled row in its own transaction, closing sets `closed_at` only once), and media
+ *   conversions whose job ran out of attempts without recording it are marked failed;
  * - preview cards no status uses any more, with their images;
  * - translations kept longer than their cache period.
  */
 import type { Ctx } from "../context.ts";
 import { closePoll } from "./polls/vote.ts";
 import { publishScheduledStatus } from "./statuses/schedule.ts";
+import { failAbandonedMedia } from "./media/timed.ts";
 
 /** Work older than this is overdue: its own job should have run by then. */
 export const OVERDUE_MS = 5 * 60 * 1000;
@@ -20,12 +22,16 @@ export interface Recovered {
   published: number;
   dropped: number;
   pollsClosed: number;
+  mediaFailed: number;
 }
 
-/** Publishes overdue scheduled statuses and closes overdue polls, a batch of each per run. */
+/**
+ * Publishes overdue scheduled statuses, closes overdue polls and fails media conversions whose job
+ * is gone, a batch of each per run.
+ */
 export async function recoverOverdueWork(ctx: Ctx, now = Date.now()): Promise<Recovered> {
   const before = new Date(now - OVERDUE_MS).toISOString();
-  const result: Recovered = { published: 0, dropped: 0, pollsClosed: 0 };
+  const result: Recovered = { published: 0, dropped: 0, pollsClosed: 0, mediaFailed: 0 };
   const scheduled = await ctx.db.kysely
     .selectFrom("scheduled_statuses")
     .select("id")
@@ -47,6 +53,7 @@ export async function recoverOverdueWork(ctx: Ctx, now = Date.now()): Promise<Re
     .limit(BATCH)
     .execute();
   for (const { id } of polls) if (await closePoll(ctx, id, now)) result.pollsClosed++;
+  result.mediaFailed = await failAbandonedMedia(ctx, BATCH);
   return result;
 }
 

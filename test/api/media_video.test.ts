@@ -24,6 +24,7 @@ import {
 } from "../kit.ts";
 import type { MediaAttachment } from "../types.ts";
 import { openApiSkip, validateSchema } from "../openapi.ts";
+import { recoverOverdueWork } from "../../src/services/housekeeping.ts";
 import { ffprobe, isFastStart, noTranscoder, samples, type Probed } from "../media_samples.ts";
 
 const NOT_VERIFIED = "File type of uploaded media could not be verified";
@@ -369,6 +370,27 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
         206,
       );
       await server.ctx.jobs.drain();
+    });
+
+    test("a conversion whose job ran out of attempts unrecorded is failed by the recovery sweep; live ones are not", async () => {
+      const lost = (await send(fileParts(await samples.silentMp4(), "l.mp4", "video/mp4"))).json<MediaAttachment>().id;
+      // Its worker crashed on every attempt: the job is failed for good, the attachment still queued.
+      await server.ctx.db.kysely
+        .updateTable("jobs")
+        .set({ failed_at: new Date().toISOString() })
+        .where("unique_key", "=", `media.process:${lost}`)
+        .execute();
+      const live = (await send(fileParts(await samples.silentMp4(), "m.mp4", "video/mp4"))).json<MediaAttachment>().id;
+      const recovered = await recoverOverdueWork(server.ctx);
+      assert.equal(recovered.mediaFailed, 1);
+      assert.deepEqual(errorOf(await get(server.app, `/api/v1/media/${lost}`, a.alice.token)), [
+        422,
+        "Error processing thumbnail for uploaded media: the conversion was interrupted; upload the file again",
+      ]);
+      assert.deepEqual(filesLeft(lost), []);
+      assert.equal((await get(server.app, `/api/v1/media/${live}`, a.alice.token)).statusCode, 206);
+      await server.ctx.jobs.drain();
+      assert.equal((await get(server.app, `/api/v1/media/${live}`, a.alice.token)).statusCode, 200);
     });
 
     test("media deleted while queued leaves no file behind once the job has run", async () => {

@@ -35,6 +35,7 @@ import { groupedPage } from "../../src/services/notifications/groups.ts";
 import { notificationPage, unreadCount } from "../../src/services/notifications/read.ts";
 import { requestPage } from "../../src/services/notifications/requests.ts";
 import { GROUPABLE_TYPES } from "../../src/services/notifications/types.ts";
+import { failAbandonedMedia } from "../../src/services/media/timed.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 
 const ACCOUNTS = 2500;
@@ -697,6 +698,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
           ],
         ]
       : []),
+    ["media conversions whose job is gone", () => failAbandonedMedia(server.ctx)],
     ["search statuses, rare word", () => searchStatuses(server.ctx, viewer(), "4242", { limit: 20, offset: 0 })],
   ];
 

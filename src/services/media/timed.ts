@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import sharp from "sharp";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
@@ -20,6 +21,7 @@ import {
 import { blurhashOf, fitWithin, metaOf, SMALL_PIXELS, storeThumbnail, type StoredThumbnail } from "./pictures.ts";
 
 export const PROCESS_JOB = "media.process";
+const processJobKey = (id: string) => `${PROCESS_JOB}:${id}`;
 
 /** How long ffprobe may look at an upload during the request. */
 const PROBE_TIMEOUT_MS = 20_000;
@@ -116,7 +118,7 @@ export async function acceptTimedMedia(
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await ctx.jobs.enqueueWith(tx, PROCESS_JOB, { id }, { maxAttempts: 3 });
+      await ctx.jobs.enqueueWith(tx, PROCESS_JOB, { id }, { maxAttempts: 3, uniqueKey: processJobKey(id) });
       return inserted;
     });
     ctx.jobs.wake();
@@ -255,15 +257,52 @@ export async function processTimedMedia(
     for (const key of written) await ctx.media.delete(key).catch(() => {});
     const lastAttempt = !job || job.attempts >= job.max_attempts;
     if (!(error instanceof MediaRejected) && !lastAttempt) throw error;
-    const reason = error instanceof MediaRejected ? error.message : "processing failed";
     ctx.log.warn({ err: error, media: id }, "media processing failed");
-    await ctx.db.kysely
-      .updateTable("media_attachments")
-      .set({ processing: "failed", file: null, preview_file: null, meta: JSON.stringify({ error: reason }) })
-      .where("id", "=", id)
-      .execute();
-    if (row.file) await ctx.media.delete(row.file);
+    await markFailed(ctx, row, error instanceof MediaRejected ? error.message : "processing failed");
   }
+}
+
+/** Marks an attachment failed with the reason (GET answers 422 with it) and removes its files. */
+async function markFailed(ctx: Ctx, row: MediaAttachmentRow, reason: string): Promise<void> {
+  await ctx.db.kysely
+    .updateTable("media_attachments")
+    .set({ processing: "failed", file: null, preview_file: null, meta: JSON.stringify({ error: reason }) })
+    .where("id", "=", row.id)
+    .execute();
+  for (const key of [row.file, row.preview_file]) if (key) await ctx.media.delete(key).catch(() => {});
+}
+
+/**
+ * Fails conversions whose job is gone for good (it ran out of attempts, each cut short by a crash
+ * of its worker, before it could record the failure): without this they would answer 206 until the
+ * clean-up removes them a day later. Run by `maintenance.recover`; answers how many it failed.
+ */
+export async function failAbandonedMedia(ctx: Ctx, batch = 100): Promise<number> {
+  const rows = await ctx.db.kysely
+    .selectFrom("media_attachments")
+    .selectAll()
+    // Written out as the partial index's predicate: with bound values SQLite could not use that index.
+    .where(sql<boolean>`processing IN ('queued', 'in_progress')`)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("jobs")
+            .select("jobs.id")
+            // The job's key is `media.process:<id>` (an untyped parameter would leave PostgreSQL's concat guessing).
+            .where(
+              "jobs.unique_key",
+              "=",
+              sql<string>`concat(cast(${`${PROCESS_JOB}:`} as text), media_attachments.id)`,
+            )
+            .where("jobs.failed_at", "is", null),
+        ),
+      ),
+    )
+    .orderBy("id")
+    .limit(batch)
+    .execute();
+  for (const row of rows) await markFailed(ctx, row, "the conversion was interrupted; upload the file again");
+  return rows.length;
 }
 
 /** Why processing failed, as stored by `processTimedMedia`. */

@@ -3,7 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { findTranscoder, parseProbe, runTool, ToolFailed, TranscoderConfigError } from "./ffmpeg.ts";
+import { DEMUXERS, findTranscoder, parseProbe, probe, runTool, ToolFailed, TranscoderConfigError } from "./ffmpeg.ts";
+import { CONTAINERS } from "./transcode.ts";
 
 describe("findTranscoder", () => {
   const folder = mkdtempSync(join(tmpdir(), "rookery-ffmpeg-"));
@@ -140,5 +141,51 @@ describe("parseProbe", () => {
   test("not JSON, or no format: undefined", () => {
     assert.equal(parseProbe("nope"), undefined);
     assert.equal(parseProbe("{}"), undefined);
+  });
+});
+
+describe("untrusted input", { skip: findTranscoder({}) ? false : "no ffmpeg here" }, () => {
+  test("a playlist disguised as media opens nothing: ffprobe may use only the media demuxers and local files", async () => {
+    const tools = findTranscoder({})!;
+    const folder = mkdtempSync(join(tmpdir(), "rookery-playlist-"));
+    try {
+      // Another local media file, which the playlist names as its segment.
+      const other = join(folder, "private.mp4");
+      await runTool(
+        tools.ffmpeg,
+        [
+          "-v",
+          "error",
+          "-f",
+          "lavfi",
+          "-i",
+          "color=c=black:size=16x16:rate=1",
+          "-t",
+          "1",
+          "-pix_fmt",
+          "yuv420p",
+          other,
+        ],
+        { timeoutMs: 20_000 },
+      );
+      const playlist = join(folder, "clip.m3u8");
+      writeFileSync(playlist, `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${other}\n#EXT-X-ENDLIST\n`);
+      // Without the guard, ffprobe reads it as HLS (the extension tells it to) and follows the entry.
+      const unguarded = await runTool(tools.ffprobe, ["-v", "error", "-show_format", playlist], {
+        timeoutMs: 10_000,
+      }).catch(() => "");
+      assert.match(unguarded, /format_name=hls/);
+      assert.equal(await probe(tools, playlist, { timeoutMs: 10_000 }), undefined);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  test("every accepted container is a whitelisted demuxer", () => {
+    for (const name of Object.keys(CONTAINERS))
+      assert.ok(
+        name.split(",").some((part) => (DEMUXERS as readonly string[]).includes(part)),
+        name,
+      );
   });
 });

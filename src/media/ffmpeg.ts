@@ -191,6 +191,16 @@ function overProcessorTime(signal: NodeJS.Signals | null, stderr: string): boole
   return signal === "SIGXCPU" || signal === "SIGKILL" || /received signal 24\b/i.test(stderr);
 }
 
+/**
+ * The only demuxers ffmpeg and ffprobe may use on an upload, and the only protocol (local files):
+ * a playlist (HLS, concat) disguised as a video would otherwise make them open other files or URLs.
+ * Names as ffmpeg matches them: `mov` stands for `mov,mp4,m4a,3gp,3g2,mj2`.
+ */
+export const DEMUXERS = ["mov", "matroska", "ogg", "mp3", "wav", "flac", "aac", "asf", "gif"] as const;
+
+/** Options placed before every `-i` of an untrusted file. */
+export const INPUT_GUARD = ["-format_whitelist", DEMUXERS.join(","), "-protocol_whitelist", "file"] as const;
+
 export interface VideoStream {
   codec: string;
   width: number;
@@ -302,7 +312,7 @@ export async function probe(tools: Transcoder, path: string, options: RunOptions
   try {
     output = await runTool(
       tools.ffprobe,
-      ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
+      ["-v", "error", ...INPUT_GUARD, "-print_format", "json", "-show_format", "-show_streams", `file:${path}`],
       options,
     );
   } catch (error) {

@@ -1,4 +1,4 @@
-import { probe, runTool, ToolFailed, type Probe, type Transcoder } from "./ffmpeg.ts";
+import { INPUT_GUARD, probe, runTool, ToolFailed, type Probe, type Transcoder } from "./ffmpeg.ts";
 
 /** What an upload becomes: a video with sound, a silent looping video (`gifv`), or audio. */
 export type TimedKind = "video" | "gifv" | "audio";
@@ -86,7 +86,19 @@ function canCopy(info: Probe, kind: TimedKind): boolean {
 
 /** The ffmpeg arguments that turn `input` into the stored MP4 (video and gifv) or MP3 (audio). */
 export function transcodeArguments(info: Probe, kind: TimedKind, input: string, output: string): string[] {
-  const head = ["-nostdin", "-v", "error", "-y", "-i", input, "-map_metadata", "-1", "-sn", "-dn"];
+  const head = [
+    "-nostdin",
+    "-v",
+    "error",
+    "-y",
+    ...INPUT_GUARD,
+    "-i",
+    `file:${input}`,
+    "-map_metadata",
+    "-1",
+    "-sn",
+    "-dn",
+  ];
   if (kind === "audio")
     return [...head, "-map", "0:a:0", "-vn", "-c:a", "libmp3lame", "-q:a", "2", "-f", "mp3", output];
   const maps = kind === "video" ? ["-map", "0:v:0", "-map", "0:a:0"] : ["-map", "0:v:0", "-an"];

@@ -294,6 +294,95 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     assert.deepEqual(done, ["quick", "slow"]);
   });
 
+  test("a name's concurrency caps how many of its jobs one process runs at once; other jobs still run", async () => {
+    const queue = newQueue();
+    const slow = jobName("capped");
+    const other = jobName("other");
+    let running = 0;
+    let most = 0;
+    const ran: string[] = [];
+    queue.register(
+      slow,
+      async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        running--;
+      },
+      { concurrency: 1 },
+    );
+    queue.register(other, async (payload) => void ran.push(String(payload)));
+    for (let i = 0; i < 3; i++) await queue.enqueue(slow, i);
+    await queue.start({ pollInterval: 20, concurrency: 2 });
+    await queue.enqueue(other, "meanwhile");
+    await eventually(async () => ran.length === 1, "the other job to run beside the capped one", 2000);
+    await eventually(async () => (await jobsNamed(slow)).length === 0, "the capped jobs to finish");
+    assert.equal(most, 1);
+    await queue.stop();
+  });
+
+  test("a long-running job keeps its lease past its length; others' leases are not extended", async () => {
+    const queue = newQueue();
+    const long = jobName("long");
+    const short = jobName("hung");
+    const gate = deferred();
+    const claimedTwice: string[] = [];
+    queue.register(long, async () => gate.promise, { longRunning: true });
+    queue.register(short, async () => gate.promise);
+    const longId = await queue.enqueue(long, null);
+    const shortId = await queue.enqueue(short, null);
+    await queue.start({ pollInterval: 20, concurrency: 2, leaseMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    // A second queue sees the hung job's lease expired, never the long one's.
+    const other = newQueue();
+    other.register(long, async () => void claimedTwice.push("long"));
+    other.register(short, async () => void claimedTwice.push("short"));
+    const claimed = await other.claim();
+    assert.equal(claimed?.id, shortId);
+    assert.notEqual(claimed?.id, longId);
+    assert.ok(new Date((await jobById(longId))!.locked_until!).getTime() > Date.now());
+    gate.resolve();
+    await queue.stop();
+  });
+
+  test("stop() signals shutdown to running handlers", async () => {
+    const queue = newQueue();
+    const name = jobName("shutdown");
+    const started = deferred();
+    let aborted = false;
+    queue.register(name, async (_payload, _job, _now, shutdown) => {
+      started.resolve();
+      await new Promise<void>((resolve) => shutdown.addEventListener("abort", () => resolve(), { once: true }));
+      aborted = shutdown.aborted;
+      throw new Error("gave up for the shutdown");
+    });
+    const id = await queue.enqueue(name, null);
+    await queue.start({ pollInterval: 20 });
+    await started.promise;
+    await queue.stop();
+    assert.equal(aborted, true);
+    const job = await jobById(id);
+    assert.ok(job && job.failed_at === null, "the job stays, to run again after the restart");
+  });
+
+  test("a job whose every attempt died with its worker is not claimed again; failExhausted records it", async () => {
+    const queue = newQueue();
+    const name = jobName("crashing");
+    queue.register(name, async () => {});
+    const id = await queue.enqueue(name, null, { maxAttempts: 2 });
+    // Two claims whose workers never reported back (their leases ran out).
+    for (let i = 0; i < 2; i++) {
+      const claimed = await queue.claim(new Date(), 1);
+      assert.equal(claimed?.id, id);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(await queue.claim(), undefined);
+    assert.equal(await queue.failExhausted(), 1);
+    const job = await jobById(id);
+    assert.ok(job?.failed_at);
+    assert.match(String(job?.last_error), /worker stopped/);
+  });
+
   test("a started worker wakes up for a job that becomes due, and for enqueues at once", async () => {
     const queue = newQueue();
     const name = jobName("wake");

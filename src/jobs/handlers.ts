@@ -3,7 +3,7 @@ import { pruneExpiredRecords, refreshPlannerStatistics } from "../services/maint
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
-import { PROCESS_JOB, processTimedMedia } from "../services/media/timed.ts";
+import { PROCESS_JOB, processTimedMedia, removeStaleConversionFolders } from "../services/media/timed.ts";
 import { publishScheduledStatus } from "../services/statuses/schedule.ts";
 import { fetchCardForStatus } from "../services/cards/fetch.ts";
 import { removeExpiredMutes } from "../services/accounts/hiding.ts";
@@ -48,9 +48,16 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("media.cleanup", async () => {
     const removed = await removeUnattachedMedia(ctx);
     if (removed > 0) ctx.log.info({ removed }, "removed media never attached to a post");
+    const folders = await removeStaleConversionFolders();
+    if (folders > 0) ctx.log.info({ folders }, "removed temporary folders of conversions cut short");
   });
   ctx.jobs.recurring("media.cleanup", HOUR);
-  ctx.jobs.register(PROCESS_JOB, (payload, job) => processTimedMedia(ctx, (payload as { id: string }).id, job));
+  // One conversion at a time per process: the other loop stays free for mail, posts and polls.
+  ctx.jobs.register(
+    PROCESS_JOB,
+    (payload, job, _now, shutdown) => processTimedMedia(ctx, (payload as { id: string }).id, job, shutdown),
+    { concurrency: 1, longRunning: true },
+  );
   ctx.jobs.register("scheduled_statuses.publish", async (payload, _job, now) => {
     const outcome = await publishScheduledStatus(ctx, (payload as { id: string }).id, now.getTime());
     if (outcome === "dropped")

@@ -5,8 +5,18 @@ import { newId } from "../db/ids.ts";
 import type { Kysely } from "kysely";
 import type { Database, JobRow } from "../db/schema.ts";
 
-/** A job's work; `now` is the time the job was claimed for (tests drain jobs "in the future"). */
-export type JobHandler = (payload: unknown, job: JobRow, now: Date) => Promise<void>;
+/**
+ * A job's work; `now` is the time the job was claimed for (tests drain jobs "in the future").
+ * `shutdown` fires when the workers stop: long work may give up (and throw) so the job runs again later.
+ */
+export type JobHandler = (payload: unknown, job: JobRow, now: Date, shutdown: AbortSignal) => Promise<void>;
+
+export interface HandlerOptions {
+  /** Jobs of this name run at most this many at a time in one process (long work leaves loops for the rest). */
+  concurrency?: number;
+  /** Keep extending the lease while the job runs (work that may outlast it, such as a conversion). */
+  longRunning?: boolean;
+}
 
 export interface EnqueueOptions {
   /** When the job may run; now by default. */
@@ -36,6 +46,11 @@ export class JobQueue {
   readonly #db: Db;
   readonly #log: FastifyBaseLogger;
   readonly #handlers = new Map<string, JobHandler>();
+  readonly #options = new Map<string, HandlerOptions>();
+  /** Jobs of each name this process is running. */
+  readonly #active = new Map<string, number>();
+  #shutdown = new AbortController();
+  #claiming: Promise<void> = Promise.resolve();
   readonly #recurring = new Map<string, number>();
   readonly #workerId = randomUUID();
   #running = false;
@@ -50,8 +65,9 @@ export class JobQueue {
   }
 
   /** Registers the handler of jobs named `name`. */
-  register(name: string, handler: JobHandler): void {
+  register(name: string, handler: JobHandler, options: HandlerOptions = {}): void {
     this.#handlers.set(name, handler);
+    this.#options.set(name, options);
   }
 
   /** Keeps one job named `name` scheduled every `intervalMs` (its handler must be registered). */
@@ -102,9 +118,24 @@ export class JobQueue {
     return id;
   }
 
-  /** Claims one due job for this worker, or undefined when none is due. */
-  async claim(now = new Date(), leaseMs = this.#leaseMs): Promise<JobRow | undefined> {
-    const names = [...this.#handlers.keys()];
+  /**
+   * Claims one due job for this worker, or undefined when none is due. Claims of one process run
+   * one after another, so a name's concurrency cannot be overshot by two loops claiming at once;
+   * the claimed job counts as running until perform() ends it.
+   */
+  claim(now = new Date(), leaseMs = this.#leaseMs): Promise<JobRow | undefined> {
+    const claimed = this.#claiming.then(() => this.#claimOne(now, leaseMs));
+    this.#claiming = claimed.then(
+      () => {},
+      () => {},
+    );
+    return claimed;
+  }
+
+  async #claimOne(now: Date, leaseMs: number): Promise<JobRow | undefined> {
+    const names = [...this.#handlers.keys()].filter(
+      (name) => (this.#active.get(name) ?? 0) < (this.#options.get(name)?.concurrency ?? Infinity),
+    );
     if (names.length === 0) return undefined;
     const db = this.#db.kysely;
     const nowIso = now.toISOString();
@@ -113,12 +144,14 @@ export class JobQueue {
       .select("id")
       .where("name", "in", names)
       .where("failed_at", "is", null)
+      // A job whose every attempt was cut short (its worker died) is not run again; failExhausted() records it.
+      .whereRef("attempts", "<", "max_attempts")
       .where("run_at", "<=", nowIso)
       .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", nowIso)]))
       .orderBy("run_at")
       .limit(1);
     if (this.#db.engine === "postgres") candidate = candidate.forUpdate().skipLocked();
-    return db
+    const job = await db
       .updateTable("jobs")
       .set((eb) => ({
         locked_until: new Date(now.getTime() + leaseMs).toISOString(),
@@ -128,25 +161,29 @@ export class JobQueue {
       .where("id", "=", candidate)
       .returningAll()
       .executeTakeFirst();
+    if (job) this.#active.set(job.name, (this.#active.get(job.name) ?? 0) + 1);
+    return job;
   }
 
-  /** Runs one claimed job and records its outcome. */
+  /** Runs one claimed job and records its outcome (and ends its count as running). */
   async perform(job: JobRow, now = new Date()): Promise<void> {
     const handler = this.#handlers.get(job.name);
     const db = this.#db.kysely;
-    // A job that outlives its lease (a long transcode) keeps it, so no other worker runs it twice.
-    const heartbeat = setInterval(() => {
-      db.updateTable("jobs")
-        .set({ locked_until: new Date(Date.now() + this.#leaseMs).toISOString() })
-        .where("id", "=", job.id)
-        .where("locked_by", "=", this.#workerId)
-        .execute()
-        .catch((error: unknown) => this.#log.warn({ err: error, job: job.name }, "could not extend a job's lease"));
-    }, this.#leaseMs / 3);
-    heartbeat.unref();
+    // A long-running job (a conversion) keeps its lease while it works, so no other worker runs it twice.
+    const heartbeat = this.#options.get(job.name)?.longRunning
+      ? setInterval(() => {
+          db.updateTable("jobs")
+            .set({ locked_until: new Date(Date.now() + this.#leaseMs).toISOString() })
+            .where("id", "=", job.id)
+            .where("locked_by", "=", this.#workerId)
+            .execute()
+            .catch((error: unknown) => this.#log.warn({ err: error, job: job.name }, "could not extend a job's lease"));
+        }, this.#leaseMs / 3)
+      : undefined;
+    heartbeat?.unref();
     try {
       if (!handler) throw new Error(`no handler for job ${job.name}`);
-      await handler(JSON.parse(job.payload), job, now);
+      await handler(JSON.parse(job.payload), job, now, this.#shutdown.signal);
       await db.deleteFrom("jobs").where("id", "=", job.id).execute();
       const interval = this.#recurring.get(job.name);
       if (interval !== undefined)
@@ -172,7 +209,23 @@ export class JobQueue {
         .execute();
     } finally {
       clearInterval(heartbeat);
+      this.#active.set(job.name, Math.max(0, (this.#active.get(job.name) ?? 0) - 1));
     }
+  }
+
+  /**
+   * Records as failed the jobs whose attempts are used up without an outcome (each was claimed and
+   * its worker died before finishing): claim() skips them, and this makes them visible as failed.
+   */
+  async failExhausted(now = new Date()): Promise<number> {
+    const result = await this.#db.kysely
+      .updateTable("jobs")
+      .set({ failed_at: now.toISOString(), last_error: "its worker stopped during every attempt" })
+      .where("failed_at", "is", null)
+      .whereRef("attempts", ">=", "max_attempts")
+      .where("locked_until", "<", now.toISOString())
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   /** Claims and runs due jobs until none is left; returns how many ran (tests and the CLI use it). */
@@ -194,6 +247,7 @@ export class JobQueue {
     if (this.#running) return;
     this.#running = true;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (this.#shutdown.signal.aborted) this.#shutdown = new AbortController();
     this.#starting = (async () => {
       await this.scheduleRecurring();
       // stop() may have been called while the recurring jobs were scheduled.
@@ -233,9 +287,10 @@ export class JobQueue {
     }
   }
 
-  /** Stops claiming new jobs and waits for the running ones to finish. */
+  /** Stops claiming new jobs, signals `shutdown` to the running ones (long work may give up) and waits for them. */
   async stop(): Promise<void> {
     this.#running = false;
+    this.#shutdown.abort();
     await this.#starting?.catch(() => {});
     for (const wake of this.#wake.splice(0)) wake();
     await Promise.all(this.#loops);

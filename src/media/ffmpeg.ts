@@ -106,6 +106,12 @@ export interface RunOptions {
 
 const STDERR_KEPT = 8 * 1024;
 
+/**
+ * Runs the program under RLIMIT_CPU: SIGXCPU at the soft limit (ffmpeg catches it and stops
+ * cleanly), SIGKILL five processor-seconds later at the hard limit if it has not.
+ */
+const LIMITED_EXEC = 'ulimit -H -t "$1" 2>/dev/null; ulimit -S -t "$0" 2>/dev/null; shift; exec "$@"';
+
 /** Programs still running; killed when this process exits, so no ffmpeg outlives the server. */
 const running = new Set<ChildProcess>();
 let exitHook = false;
@@ -127,16 +133,13 @@ const STDOUT_LIMIT = 4 * 1024 * 1024;
  */
 export function runTool(program: string, args: readonly string[], options: RunOptions): Promise<string> {
   return new Promise((resolve, reject) => {
-    const limited = options.cpuSeconds !== undefined && process.platform !== "win32";
+    const cpu = process.platform === "win32" ? undefined : options.cpuSeconds;
+    const limited = cpu !== undefined;
     const child = limited
-      ? spawn(
-          "/bin/sh",
-          ["-c", 'ulimit -t "$0" 2>/dev/null; exec "$@"', String(options.cpuSeconds), program, ...args],
-          {
-            stdio: ["ignore", "pipe", "pipe"],
-            signal: options.signal,
-          },
-        )
+      ? spawn("/bin/sh", ["-c", LIMITED_EXEC, String(cpu), String(cpu + 5), program, ...args], {
+          stdio: ["ignore", "pipe", "pipe"],
+          signal: options.signal,
+        })
       : spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
     track(child);
     if (options.background && child.pid !== undefined) {
@@ -174,8 +177,10 @@ export function runTool(program: string, args: readonly string[], options: RunOp
     child.on("close", (code, signal) => {
       if (settled) return;
       if (stdoutTooLong) fail(new ToolFailed("printed more than expected", stderr));
-      else if (limited && overProcessorTime(signal, stderr))
+      else if (limited && overProcessorTime(code, signal))
         fail(new ToolFailed(`used more than ${options.cpuSeconds} s of processor time`, stderr));
+      else if (signal === "SIGKILL")
+        fail(new ToolFailed("was killed (out of memory, or past its processor-time limit)", stderr));
       else if (code !== 0) fail(new ToolFailed(`exited with ${signal ?? code}`, stderr));
       else {
         settled = true;
@@ -186,9 +191,13 @@ export function runTool(program: string, args: readonly string[], options: RunOp
   });
 }
 
-/** The kernel's SIGXCPU (ffmpeg catches it and stops, saying so), or its SIGKILL at the hard limit. */
-function overProcessorTime(signal: NodeJS.Signals | null, stderr: string): boolean {
-  return signal === "SIGXCPU" || signal === "SIGKILL" || /received signal 24\b/i.test(stderr);
+/**
+ * The kernel's SIGXCPU at the limit: a program that does not catch it dies of it; ffmpeg catches
+ * it, stops, and exits with 255, its code for "stopped by a signal" (nothing else signals it here:
+ * timeouts kill it and are reported before).
+ */
+function overProcessorTime(code: number | null, signal: NodeJS.Signals | null): boolean {
+  return signal === "SIGXCPU" || code === 255;
 }
 
 /**
@@ -200,6 +209,11 @@ export const DEMUXERS = ["mov", "matroska", "ogg", "mp3", "wav", "flac", "aac", 
 
 /** Options placed before every `-i` of an untrusted file. */
 export const INPUT_GUARD = ["-format_whitelist", DEMUXERS.join(","), "-protocol_whitelist", "file"] as const;
+
+/** The start of an ffmpeg command reading `path` (no prompts, errors only, overwrite, guarded input). */
+export function ffmpegInput(path: string): string[] {
+  return ["-nostdin", "-v", "error", "-y", ...INPUT_GUARD, "-i", `file:${path}`];
+}
 
 export interface VideoStream {
   codec: string;

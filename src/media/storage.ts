@@ -1,5 +1,5 @@
 import { createReadStream, type ReadStream } from "node:fs";
-import { copyFile, mkdir, readFile, rm, stat, writeFile, rename } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile, rename } from "node:fs/promises";
 import { dirname, join, normalize, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -18,6 +18,8 @@ export interface MediaStorage {
   /** The file's size and a way to read any byte range of it, for serving; undefined when there is none. */
   open(key: string): Promise<StoredFile | undefined>;
   delete(key: string): Promise<void>;
+  /** Deletes every file whose key starts with `prefix/`, except those in `keep`. */
+  deleteUnder(prefix: string, keep: readonly string[]): Promise<void>;
 }
 
 export interface StoredFile {
@@ -114,5 +116,26 @@ export class FileSystemStorage implements MediaStorage {
   async delete(key: string): Promise<void> {
     if (!isValidKey(key)) return;
     await rm(this.#path(key), { force: true });
+  }
+
+  async deleteUnder(prefix: string, keep: readonly string[]): Promise<void> {
+    if (!isValidKey(prefix)) return;
+    const folder = this.#path(prefix);
+    if (keep.length === 0) {
+      await rm(folder, { recursive: true, force: true });
+      return;
+    }
+    let entries;
+    try {
+      entries = await readdir(folder, { recursive: true, withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    const kept = new Set(keep.map((key) => this.#path(key)));
+    for (const entry of entries) {
+      const path = join(entry.parentPath, entry.name);
+      if (entry.isFile() && !kept.has(path)) await rm(path, { force: true });
+    }
   }
 }

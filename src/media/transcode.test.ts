@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import type { Probe } from "./ffmpeg.ts";
 import { classify, MediaRejected, supportedMimeTypes, timedMeta, transcodeArguments } from "./transcode.ts";
 
+const CAPS = { seconds: 1201, bytes: 1 << 29 };
 const limits = {
   videoMatrixLimit: 3840 * 2160,
   videoFrameRateLimit: 120,
@@ -65,10 +66,12 @@ describe("classify", () => {
 
 describe("transcodeArguments", () => {
   test("an H.264/AAC MP4 is only re-wrapped (Mastodon's passthrough), with faststart and no metadata", () => {
-    const args = transcodeArguments(info(), "video", "in", "out.mp4");
+    const args = transcodeArguments(info(), "video", "in", "out.mp4", CAPS);
     assert.ok(args.join(" ").includes("-c copy"));
     assert.ok(args.join(" ").includes("-movflags +faststart"));
     assert.ok(args.join(" ").includes("-map_metadata -1"));
+    assert.ok(args.join(" ").includes("-t 1201 -fs 536870912"), "output bounded in time and size");
+    assert.ok(args.join(" ").includes("-format_whitelist"), "only media demuxers may read the upload");
   });
 
   test("anything else is encoded: H.264 capped at 1300 kbit/s, even dimensions; gifv without sound", () => {
@@ -77,24 +80,26 @@ describe("transcodeArguments", () => {
       "video",
       "in",
       "out.mp4",
+      CAPS,
     ).join(" ");
     assert.match(webm, /-c:v libx264 .*-maxrate 1300K/);
     assert.match(webm, /scale=trunc\(iw\/2\)\*2:trunc\(ih\/2\)\*2/);
     assert.match(webm, /-c:a aac/);
-    const rotated = transcodeArguments(info({}, { rotation: 90 }), "video", "in", "out.mp4").join(" ");
+    const rotated = transcodeArguments(info({}, { rotation: 90 }), "video", "in", "out.mp4", CAPS).join(" ");
     assert.match(rotated, /libx264/, "a rotated video is encoded so that players need no rotation flag");
     const gifv = transcodeArguments(
       info({ formatName: "gif", audio: undefined }, { codec: "gif" }),
       "gifv",
       "in",
       "out.mp4",
+      CAPS,
     );
     assert.ok(gifv.includes("-an"));
     assert.ok(!gifv.includes("-c:a"));
   });
 
   test("audio becomes MP3 without pictures", () => {
-    const args = transcodeArguments(info({ formatName: "ogg" }, null), "audio", "in", "out.mp3").join(" ");
+    const args = transcodeArguments(info({ formatName: "ogg" }, null), "audio", "in", "out.mp3", CAPS).join(" ");
     assert.match(args, /-vn -c:a libmp3lame -q:a 2 -f mp3 out\.mp3$/);
   });
 });

@@ -1,4 +1,4 @@
-import { INPUT_GUARD, probe, runTool, ToolFailed, type Probe, type Transcoder } from "./ffmpeg.ts";
+import { ffmpegInput, probe, runTool, ToolFailed, type Probe, type Transcoder } from "./ffmpeg.ts";
 
 /** What an upload becomes: a video with sound, a silent looping video (`gifv`), or audio. */
 export type TimedKind = "video" | "gifv" | "audio";
@@ -84,21 +84,22 @@ function canCopy(info: Probe, kind: TimedKind): boolean {
   );
 }
 
+/** Bounds on one output: it is cut after `seconds` and stops growing at `bytes`. */
+export interface OutputCaps {
+  seconds: number;
+  bytes: number;
+}
+
 /** The ffmpeg arguments that turn `input` into the stored MP4 (video and gifv) or MP3 (audio). */
-export function transcodeArguments(info: Probe, kind: TimedKind, input: string, output: string): string[] {
-  const head = [
-    "-nostdin",
-    "-v",
-    "error",
-    "-y",
-    ...INPUT_GUARD,
-    "-i",
-    `file:${input}`,
-    "-map_metadata",
-    "-1",
-    "-sn",
-    "-dn",
-  ];
+export function transcodeArguments(
+  info: Probe,
+  kind: TimedKind,
+  input: string,
+  output: string,
+  caps: OutputCaps,
+): string[] {
+  const bounds = ["-t", String(caps.seconds), "-fs", String(caps.bytes)];
+  const head = [...ffmpegInput(input), ...bounds, "-map_metadata", "-1", "-sn", "-dn"];
   if (kind === "audio")
     return [...head, "-map", "0:a:0", "-vn", "-c:a", "libmp3lame", "-q:a", "2", "-f", "mp3", output];
   const maps = kind === "video" ? ["-map", "0:v:0", "-map", "0:a:0"] : ["-map", "0:v:0", "-an"];
@@ -145,10 +146,11 @@ export async function transcode(
   kind: TimedKind,
   input: string,
   output: string,
+  caps: OutputCaps,
   options: TranscodeOptions,
 ): Promise<Probe> {
   try {
-    await runTool(tools.ffmpeg, transcodeArguments(info, kind, input, output), { ...options, background: true });
+    await runTool(tools.ffmpeg, transcodeArguments(info, kind, input, output, caps), { ...options, background: true });
   } catch (error) {
     if (error instanceof ToolFailed) throw new MediaRejected(`the file could not be converted: ${firstLine(error)}`);
     throw error;

@@ -53,6 +53,8 @@ export async function recoverOverdueWork(ctx: Ctx, now = Date.now()): Promise<Re
     .limit(BATCH)
     .execute();
   for (const { id } of polls) if (await closePoll(ctx, id, now)) result.pollsClosed++;
+  // Jobs whose every attempt died with its worker are recorded as failed first, so their media count as abandoned.
+  await ctx.jobs.failExhausted(new Date(now));
   result.mediaFailed = await failAbandonedMedia(ctx, BATCH);
   return result;
 }

@@ -393,6 +393,85 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       assert.equal((await get(server.app, `/api/v1/media/${live}`, a.alice.token)).statusCode, 200);
     });
 
+    test("a thumbnail chosen or removed while the video converts is what the finished media shows", async () => {
+      const green = await sharp({ create: { width: 90, height: 60, channels: 3, background: "green" } })
+        .png()
+        .toBuffer();
+      const put = (id: string) => {
+        const { body, contentType } = multipartBody([
+          { name: "thumbnail", value: green, filename: "t.png", type: "image/png" },
+        ]);
+        return request(server.app, "PUT", `/api/v1/media/${id}`, {
+          token: a.alice.token,
+          body,
+          headers: { "content-type": contentType },
+        });
+      };
+      const chosen = (await send(fileParts(await samples.silentMp4(), "n.mp4", "video/mp4"))).json<MediaAttachment>();
+      const during = await put(chosen.id);
+      assert.equal(during.statusCode, 206, "PUT answers 206 while the media is converted");
+      const thumbnailUrl = during.json<MediaAttachment>().preview_url;
+      assert.match(String(thumbnailUrl), /\/thumbnail\//);
+      await server.ctx.jobs.drain();
+      const done = (await get(server.app, `/api/v1/media/${chosen.id}`, a.alice.token)).json<MediaAttachment>();
+      assert.equal(done.preview_url, thumbnailUrl, "the job keeps the thumbnail chosen meanwhile");
+      assert.equal(done.blurhash, during.json<MediaAttachment>().blurhash);
+      assert.equal((await fetchFile(done.preview_url)).statusCode, 200);
+
+      const thumbnail = await sharp({ create: { width: 50, height: 50, channels: 3, background: "blue" } })
+        .png()
+        .toBuffer();
+      const removed = (
+        await send(fileParts(await samples.silentMp4(), "o.mp4", "video/mp4", { thumbnail }))
+      ).json<MediaAttachment>();
+      assert.equal(
+        (await request(server.app, "DELETE", `/api/v1/media/${removed.id}/thumbnail`, { token: a.alice.token }))
+          .statusCode,
+        206,
+      );
+      await server.ctx.jobs.drain();
+      const after = (await get(server.app, `/api/v1/media/${removed.id}`, a.alice.token)).json<MediaAttachment>();
+      assert.match(String(after.preview_url), /\/small\//, "the first frame, not the removed thumbnail");
+      assert.ok(after.blurhash);
+      assert.equal(filesLeft(removed.id).length, 2, filesLeft(removed.id).join(", "));
+    });
+
+    test("a thumbnail chosen for an audio file wins over its cover art, which is not kept", async () => {
+      const thumbnail = await sharp({ create: { width: 40, height: 40, channels: 3, background: "yellow" } })
+        .png()
+        .toBuffer();
+      const media = await uploadAndProcess(await samples.mp3WithCover(), "c.mp3", "audio/mpeg", { thumbnail });
+      const picture = await sharp((await fetchFile(media.preview_url)).rawPayload).metadata();
+      assert.deepEqual([picture.width, picture.height], [40, 40]);
+      assert.equal(filesLeft(media.id).length, 2, "the MP3 and the chosen thumbnail");
+    });
+
+    test("a retry after a crash first removes the files the cut-short attempt wrote", async () => {
+      const id = (await send(fileParts(await samples.silentMp4(), "p.mp4", "video/mp4"))).json<MediaAttachment>().id;
+      // The first attempt had started (in_progress) and written a file before its worker died.
+      await server.ctx.db.kysely
+        .updateTable("media_attachments")
+        .set({ processing: "in_progress" })
+        .where("id", "=", id)
+        .execute();
+      await server.ctx.media.put(`media_attachments/files/${id}/original/deadbeef.mp4`, Buffer.from("half"));
+      await server.ctx.jobs.drain();
+      const done = (await get(server.app, `/api/v1/media/${id}`, a.alice.token)).json<MediaAttachment>();
+      assert.ok(done.url);
+      assert.ok(!filesLeft(id).includes("deadbeef.mp4"));
+      assert.equal(filesLeft(id).length, 2);
+    });
+
+    test("deleting media removes every file of its folder, recorded or not", async () => {
+      const media = await uploadAndProcess(await samples.silentMp4(), "q.mp4", "video/mp4");
+      await server.ctx.media.put(`media_attachments/files/${media.id}/original/orphan.mp4`, Buffer.from("x"));
+      assert.equal(
+        (await request(server.app, "DELETE", `/api/v1/media/${media.id}`, { token: a.alice.token })).statusCode,
+        200,
+      );
+      assert.equal(existsSync(mediaFolder(media.id)), false);
+    });
+
     test("media deleted while queued leaves no file behind once the job has run", async () => {
       const res = await send(fileParts(await samples.silentMp4(), "e.mp4", "video/mp4"));
       const id = res.json<MediaAttachment>().id;
@@ -469,6 +548,29 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       });
       assert.equal(post.statusCode, 422);
       assert.match(errorOf(post)[1], /could not be processed/);
+    });
+
+    test("failed media: PUT and DELETE /thumbnail answer 422 and change nothing", async () => {
+      const whole = await samples.streamableMp4();
+      const id = (
+        await send(fileParts(whole.subarray(0, Math.floor(whole.length * 0.5)), "r.mp4", "video/mp4"))
+      ).json<MediaAttachment>().id;
+      await server.ctx.jobs.drain();
+      const put = await request(server.app, "PUT", `/api/v1/media/${id}`, {
+        token: a.alice.token,
+        json: { description: "too late" },
+      });
+      assert.equal(put.statusCode, 422);
+      const row = await server.ctx.db.kysely
+        .selectFrom("media_attachments")
+        .select("description")
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.description, null);
+      assert.equal(
+        (await request(server.app, "DELETE", `/api/v1/media/${id}/thumbnail`, { token: a.alice.token })).statusCode,
+        422,
+      );
     });
 
     test("v1 answers 422 for a video whose conversion fails", async () => {

@@ -63,11 +63,16 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
       const hangUp = new AbortController();
       const onClose = () => hangUp.abort();
       // A client that hangs up stops the wait; the conversion goes on and the media can be fetched later.
+      // Nothing is sent while waiting, so the socket's idle timeout (60 s) is off meanwhile.
+      const socket = req.raw.socket;
+      const idleTimeout = socket.timeout;
+      socket.setTimeout?.(0);
       reply.raw.once("close", onClose);
       try {
         row = (await waitForProcessing(ctx, row.id, hangUp.signal)) ?? row;
       } finally {
         reply.raw.off("close", onClose);
+        if (!socket.destroyed) socket.setTimeout?.(idleTimeout ?? 0);
       }
       if (row.processing === "failed") throw processingFailed(row);
     }
@@ -90,6 +95,8 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
     async (req, reply) => {
       const viewer = userOf(req);
       const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
+      // Mastodon refuses changes to media whose conversion failed before making any.
+      if (media.processing === "failed") throw processingFailed(media);
       const updated = await updateMedia(ctx, media, {
         description: toStringParam(req.input.description),
         focus: toStringParam(req.input.focus),
@@ -102,6 +109,7 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
   app.delete("/api/v1/media/:id/thumbnail", { preHandler: write }, async (req, reply) => {
     const viewer = userOf(req);
     const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
+    if (media.processing === "failed") throw processingFailed(media);
     return answer(reply, await removeThumbnail(ctx, media));
   });
 

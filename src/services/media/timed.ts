@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -21,6 +21,9 @@ import {
 import { blurhashOf, fitWithin, metaOf, SMALL_PIXELS, storeThumbnail, type StoredThumbnail } from "./pictures.ts";
 
 export const PROCESS_JOB = "media.process";
+
+/** Where every file of an attachment lives (upload, original, preview, thumbnail). */
+export const mediaFolder = (id: string) => `media_attachments/files/${id}`;
 const processJobKey = (id: string) => `${PROCESS_JOB}:${id}`;
 
 /** How long ffprobe may look at an upload during the request. */
@@ -36,13 +39,33 @@ function conversionLimits(duration: number | undefined): { timeoutMs: number; cp
   return { timeoutMs: Math.min(2 * 3600_000, 120_000 + seconds * 10_000), cpuSeconds: 60 + seconds * 20 };
 }
 
+const TEMPORARY_PREFIX = "rookery-media-";
+
 async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
-  const folder = await mkdtemp(join(tmpdir(), "rookery-media-"));
+  const folder = await mkdtemp(join(tmpdir(), TEMPORARY_PREFIX));
   try {
     return await work(folder);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
+}
+
+/**
+ * Removes temporary folders of conversions cut short by a crash (a running one is at most two hours
+ * old, so anything over three is abandoned). Run by the hourly `media.cleanup`; answers how many went.
+ */
+export async function removeStaleConversionFolders(now = Date.now()): Promise<number> {
+  const root = tmpdir();
+  let removed = 0;
+  for (const name of await readdir(root).catch(() => [] as string[])) {
+    if (!name.startsWith(TEMPORARY_PREFIX)) continue;
+    const path = join(root, name);
+    const info = await stat(path).catch(() => undefined);
+    if (!info?.isDirectory() || now - info.mtimeMs < 3 * 3600_000) continue;
+    await rm(path, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
 }
 
 export interface TimedUpload {
@@ -68,7 +91,7 @@ export async function acceptTimedMedia(
   if (upload.data.length > LIMITS.media.videoSizeLimit)
     throw new ValidationFailed(`File file size must be less than ${LIMITS.media.videoSizeLimit / 1024 / 1024} MB`);
   const id = newId();
-  const folder = `media_attachments/files/${id}`;
+  const folder = mediaFolder(id);
   const uploadKey = `${folder}/upload/${randomFileName("bin")}`;
   const kind = await withTemporaryFolder(async (temporary) => {
     const path = join(temporary, "upload");
@@ -77,6 +100,8 @@ export async function acceptTimedMedia(
     if (!info) throw new Unprocessable("File type of uploaded media could not be verified");
     let kind: TimedKind;
     if (upload.animatedGif) {
+      // ffmpeg must read it as the GIF sharp saw, not as anything else its bytes also resemble.
+      if (info.formatName !== "gif") throw new Unprocessable("File type of uploaded media could not be verified");
       const { width, height } = upload.animatedGif;
       if (width * height > LIMITS.media.videoMatrixLimit) throw new ValidationFailed("File dimensions are too large");
       kind = "gifv";
@@ -135,9 +160,27 @@ interface Converted {
   contentType: string;
   size: number;
   preview: string | null;
+  /** The preview's blurhash (a video's first frame, an audio file's cover art). */
+  previewBlurhash: string | null;
   cover: StoredThumbnail | undefined;
-  blurhash: string | null;
   meta: Record<string, unknown>;
+}
+
+/** Ends of what one conversion may produce: no longer than the limit, no larger than this. */
+const OUTPUT_BYTES = 512 * 1024 * 1024;
+
+function limitFor(kind: TimedKind): number {
+  return kind === "audio" ? LIMITS.media.audioDurationLimit : LIMITS.media.videoDurationLimit;
+}
+
+/** Turns failures of the steps after the conversion (preview frame, cover art) into a refusal of the file. */
+async function orRejected<T>(what: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (signal?.aborted || error instanceof MediaRejected) throw error;
+    throw new MediaRejected(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Converts the stored upload; every key it wrote is pushed onto `written`, so a failure can remove them. */
@@ -148,7 +191,7 @@ async function convert(
   written: string[],
   signal: AbortSignal | undefined,
 ): Promise<Converted> {
-  const folder = `media_attachments/files/${row.id}`;
+  const folder = mediaFolder(row.id);
   return withTemporaryFolder(async (temporary) => {
     const input = join(temporary, "upload");
     if (!row.file || !(await ctx.media.copyToFile(row.file, input)))
@@ -158,7 +201,14 @@ async function convert(
     const kind = row.type as TimedKind;
     const audio = kind === "audio";
     const output = join(temporary, audio ? "out.mp3" : "out.mp4");
-    const result = await transcode(tools, info, kind, input, output, { ...conversionLimits(info.duration), signal });
+    const caps = { seconds: limitFor(kind) + 1, bytes: OUTPUT_BYTES };
+    const result = await transcode(tools, info, kind, input, output, caps, {
+      ...conversionLimits(info.duration),
+      signal,
+    });
+    // A file whose header states no duration is cut at the limit by ffmpeg; reaching it means too long.
+    if (result.duration !== undefined && result.duration > limitFor(kind))
+      throw new MediaRejected(`the file is longer than the ${limitFor(kind) / 60} minutes allowed`);
     const meta = timedMeta(result);
 
     const file = `${folder}/original/${randomFileName(audio ? "mp3" : "mp4")}`;
@@ -167,56 +217,64 @@ async function convert(
     const size = (await stat(output)).size;
 
     let preview: string | null = null;
+    let previewBlurhash: string | null = null;
     let cover: StoredThumbnail | undefined;
-    let blurhash = row.blurhash;
     if (!audio) {
       // The first frame of the converted video, so a phone video's rotation is already applied.
-      const framePath = join(temporary, "frame.png");
-      await extractPicture(tools, output, framePath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
-      const frame = await sharp(framePath).metadata();
-      const small = fitWithin({ width: frame.width ?? 1, height: frame.height ?? 1 }, SMALL_PIXELS);
-      const smallOut = await sharp(framePath)
-        .resize(small.width, small.height, { fit: "inside" })
-        .jpeg({ quality: 85 })
-        .toBuffer({ resolveWithObject: true });
+      const smallOut = await orRejected("no preview could be taken from the video", signal, async () => {
+        const framePath = join(temporary, "frame.png");
+        await extractPicture(tools, output, framePath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
+        const frame = await sharp(framePath).metadata();
+        const small = fitWithin({ width: frame.width ?? 1, height: frame.height ?? 1 }, SMALL_PIXELS);
+        return sharp(framePath)
+          .resize(small.width, small.height, { fit: "inside" })
+          .jpeg({ quality: 85 })
+          .toBuffer({ resolveWithObject: true });
+      });
       preview = `${folder}/small/${randomFileName("jpg")}`;
       written.push(preview);
       await ctx.media.put(preview, smallOut.data);
       meta.small = metaOf({ width: smallOut.info.width, height: smallOut.info.height });
-      // A chosen thumbnail keeps its own blurhash.
-      if (!row.thumbnail_file) blurhash = await blurhashOf(smallOut.data);
-    } else if (!row.thumbnail_file && info.coverArt) {
-      // The cover art embedded in the audio file becomes its thumbnail, as Mastodon does.
+      previewBlurhash = await blurhashOf(smallOut.data);
+    } else if (info.coverArt) {
+      // The cover art embedded in the audio file becomes its thumbnail (unless one was chosen), as Mastodon does.
       const coverPath = join(temporary, "cover.png");
       try {
         await extractPicture(tools, input, coverPath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
         cover = await storeThumbnail(ctx, folder, await readFile(coverPath));
         written.push(cover.key);
-        blurhash = cover.blurhash;
+        previewBlurhash = cover.blurhash;
       } catch (error) {
         if (signal?.aborted) throw error;
         ctx.log.info({ err: error, media: row.id }, "the audio file's cover art could not be read; it has none");
       }
     }
-    return { file, contentType: audio ? "audio/mpeg" : "video/mp4", size, preview, cover, blurhash, meta };
+    return { file, contentType: audio ? "audio/mpeg" : "video/mp4", size, preview, previewBlurhash, cover, meta };
   });
 }
 
 /**
  * The `media.process` job: converts a queued video, gifv or audio upload, stores the result and
  * its preview, and marks the attachment complete. A file ffmpeg cannot convert (corrupt,
- * truncated, too slow) marks it failed with the reason and removes every file it had; other
- * errors (storage, database) are retried, and fail it on the last attempt.
+ * truncated, too long, too slow) marks it failed with the reason and removes every file it had;
+ * other errors (storage, database) are retried, and fail it on the last attempt. When the workers
+ * stop (`shutdown`), ffmpeg is stopped and the job runs again later.
  */
 export async function processTimedMedia(
   ctx: Ctx,
   id: string,
   job?: Pick<JobRow, "attempts" | "max_attempts">,
-  signal?: AbortSignal,
+  shutdown?: AbortSignal,
 ): Promise<void> {
   const tools = ctx.config.transcoder;
   const row = await ctx.db.kysely.selectFrom("media_attachments").selectAll().where("id", "=", id).executeTakeFirst();
   if (!row || (row.processing !== "queued" && row.processing !== "in_progress")) return;
+  // A retry after a crash: files an earlier attempt wrote and never recorded go first.
+  if (row.processing === "in_progress")
+    await ctx.media.deleteUnder(
+      mediaFolder(id),
+      [row.file, row.thumbnail_file].filter((k) => k !== null),
+    );
   await ctx.db.kysely
     .updateTable("media_attachments")
     .set({ processing: "in_progress" })
@@ -226,28 +284,33 @@ export async function processTimedMedia(
   const started = performance.now();
   try {
     if (!tools) throw new MediaRejected("this server has no ffmpeg to convert video and audio");
-    const done = await convert(ctx, tools, row, written, signal);
+    const done = await convert(ctx, tools, row, written, shutdown);
+    // A thumbnail chosen (or removed) while the job ran is the owner's: the cover art only fills an empty
+    // place, and the preview's blurhash only describes media without a thumbnail.
     const updated = await ctx.db.kysely
       .updateTable("media_attachments")
-      .set({
+      .set(({ ref, fn, eb }) => ({
         file: done.file,
         file_content_type: done.contentType,
         file_size: done.size,
         preview_file: done.preview,
-        thumbnail_file: done.cover?.key ?? row.thumbnail_file,
-        blurhash: done.blurhash,
+        thumbnail_file: fn.coalesce(ref("thumbnail_file"), eb.val(done.cover?.key ?? null)),
+        blurhash: eb.case().when("thumbnail_file", "is", null).then(done.previewBlurhash).else(ref("blurhash")).end(),
         meta: JSON.stringify(done.meta),
         processing: "complete",
-      })
+      }))
       .where("id", "=", id)
       .where("processing", "=", "in_progress")
-      .returning("id")
+      .returning(["id", "thumbnail_file"])
       .executeTakeFirst();
     if (!updated) {
       // Deleted by its owner while it was being converted.
-      for (const key of written) await ctx.media.delete(key);
+      for (const key of written.splice(0)) await ctx.media.delete(key);
       return;
     }
+    // From here the written files are the attachment's.
+    written.length = 0;
+    if (done.cover && updated.thumbnail_file !== done.cover.key) await ctx.media.delete(done.cover.key);
     if (row.file) await ctx.media.delete(row.file);
     ctx.log.info(
       { media: id, type: row.type, ms: Math.round(performance.now() - started), bytes: done.size },
@@ -255,6 +318,7 @@ export async function processTimedMedia(
     );
   } catch (error) {
     for (const key of written) await ctx.media.delete(key).catch(() => {});
+    if (shutdown?.aborted) throw error;
     const lastAttempt = !job || job.attempts >= job.max_attempts;
     if (!(error instanceof MediaRejected) && !lastAttempt) throw error;
     ctx.log.warn({ err: error, media: id }, "media processing failed");
@@ -262,13 +326,19 @@ export async function processTimedMedia(
   }
 }
 
-/** Marks an attachment failed with the reason (GET answers 422 with it) and removes its files. */
+/**
+ * Marks an attachment still being converted as failed with the reason (GET answers 422 with it)
+ * and removes its files; one finished meanwhile (by another run of the job) is left alone.
+ */
 async function markFailed(ctx: Ctx, row: MediaAttachmentRow, reason: string): Promise<void> {
-  await ctx.db.kysely
+  const updated = await ctx.db.kysely
     .updateTable("media_attachments")
     .set({ processing: "failed", file: null, preview_file: null, meta: JSON.stringify({ error: reason }) })
     .where("id", "=", row.id)
-    .execute();
+    .where("processing", "in", ["queued", "in_progress"])
+    .returning("id")
+    .executeTakeFirst();
+  if (!updated) return;
   for (const key of [row.file, row.preview_file]) if (key) await ctx.media.delete(key).catch(() => {});
 }
 

@@ -8,7 +8,7 @@ import { EXTENSIONS, inspectImage, type ImageInfo } from "../../media/images.ts"
 import { randomFileName } from "../../media/storage.ts";
 import { parseFocus } from "./focus.ts";
 import { blurhashOf, fitWithin, metaOf, ORIGINAL_PIXELS, SMALL_PIXELS, storeThumbnail } from "./pictures.ts";
-import { acceptTimedMedia } from "./timed.ts";
+import { acceptTimedMedia, mediaFolder } from "./timed.ts";
 
 export interface UploadParams {
   data: Buffer;
@@ -104,7 +104,7 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
     throw new Unprocessable("Error processing thumbnail for uploaded media");
   }
   const id = newId();
-  const folder = `media_attachments/files/${id}`;
+  const folder = mediaFolder(id);
   const file = `${folder}/original/${randomFileName(EXTENSIONS[info.format])}`;
   const preview = `${folder}/small/${randomFileName(processed.smallExtension)}`;
   const thumbnail = params.thumbnail ? await storeThumbnail(ctx, folder, params.thumbnail) : undefined;
@@ -175,9 +175,7 @@ export async function updateMedia(
 ): Promise<MediaAttachmentRow> {
   checkDescription(params.description);
   const focus = parseFocus(params.focus);
-  const thumbnail = params.thumbnail
-    ? await storeThumbnail(ctx, `media_attachments/files/${media.id}`, params.thumbnail)
-    : undefined;
+  const thumbnail = params.thumbnail ? await storeThumbnail(ctx, mediaFolder(media.id), params.thumbnail) : undefined;
   const updated = await ctx.db.kysely
     .updateTable("media_attachments")
     .set({
@@ -233,12 +231,10 @@ export async function destroyMedia(ctx: Ctx, rows: readonly MediaAttachmentRow[]
     .where("scheduled_status_id", "is", null)
     .returning("id")
     .execute();
-  const removed = new Set(gone.map((r) => r.id));
-  for (const row of rows) {
-    if (!removed.has(row.id)) continue;
-    for (const key of [row.file, row.preview_file, row.thumbnail_file]) if (key) await ctx.media.delete(key);
-  }
-  return removed.size;
+  // The whole folder goes: besides the recorded files it may hold those of a conversion still
+  // running or of one cut short by a crash.
+  for (const { id } of gone) await ctx.media.deleteUnder(mediaFolder(id), []);
+  return gone.length;
 }
 
 /**

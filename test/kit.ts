@@ -316,6 +316,8 @@ export interface RequestOptions {
   json?: unknown;
   /** Sent as application/x-www-form-urlencoded (pairs keep Rails names such as `a[]`). */
   form?: Record<string, string | string[]> | Array<[string, string]>;
+  /** Sent as multipart/form-data (file parts have a filename; an empty one is sent as browsers do). */
+  parts?: MultipartPart[];
   body?: string | Buffer;
   headers?: Record<string, string>;
 }
@@ -345,6 +347,10 @@ export async function request(
   } else if (options.form !== undefined) {
     headers["content-type"] ??= "application/x-www-form-urlencoded";
     payload = encodeForm(options.form);
+  } else if (options.parts !== undefined) {
+    const { body, contentType } = multipartBody(options.parts);
+    headers["content-type"] ??= contentType;
+    payload = body;
   }
   return app.inject({ method, url, headers, payload });
 }
@@ -358,9 +364,14 @@ export function errorOf(res: LightMyRequestResponse): [number, string] {
 }
 
 /** A multipart body built by hand (so tests can also send broken ones). */
-export function multipartBody(
-  parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>,
-): { body: Buffer; contentType: string } {
+export interface MultipartPart {
+  name: string;
+  value: string | Buffer;
+  filename?: string;
+  type?: string;
+}
+
+export function multipartBody(parts: MultipartPart[]): { body: Buffer; contentType: string } {
   const boundary = `----rookery${randomBytes(8).toString("hex")}`;
   const chunks: Buffer[] = [];
   for (const part of parts) {

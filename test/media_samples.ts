@@ -46,46 +46,44 @@ const video = (size: string, rate: number, seconds: number) => [
 ];
 const tone = (seconds: number) => ["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=44100`, "-t", String(seconds)];
 
+/** A 320×240 test pattern at 25 fps with a tone, 2 s, as H.264 and AAC. */
+const H264_AAC = [
+  ...video("320x240", 25, 2),
+  ...tone(2),
+  ..."-c:v libx264 -pix_fmt yuv420p -c:a aac -shortest".split(" "),
+];
+
+/** Runs ffmpeg on files written first (`inputs`, by name), for samples made from other samples. */
+async function fromFiles(
+  inputs: Record<string, Buffer>,
+  extension: string,
+  args: (path: (name: string) => string) => string[],
+) {
+  const folder = await mkdtemp(join(tmpdir(), "rookery-sample-"));
+  try {
+    for (const [name, data] of Object.entries(inputs)) await writeFile(join(folder, name), data);
+    return await makeMedia(
+      extension,
+      args((name) => join(folder, name)),
+    );
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
 export const samples: Record<string, () => Promise<Buffer>> = {
   /** H.264 + AAC, 320×240 at 25 fps, 2 s, moov at the end (as cameras write it). */
-  mp4: () =>
-    makeMedia("mp4", [
-      ...video("320x240", 25, 2),
-      ...tone(2),
-      "-c:v",
-      "libx264",
-      "-pix_fmt",
-      "yuv420p",
-      "-c:a",
-      "aac",
-      "-shortest",
-    ]),
+  mp4: () => makeMedia("mp4", H264_AAC),
   /** A phone video: 320×240 pixels stored with a 90° rotation flag, so it plays as 240×320. */
-  rotatedMp4: async () => {
-    const folder = await mkdtemp(join(tmpdir(), "rookery-sample-"));
-    try {
-      await writeFile(join(folder, "in.mp4"), await samples.mp4());
-      // ffmpeg 4.1 writes the flag when it copies the streams, not while it encodes them.
-      return await makeMedia("mp4", ["-i", join(folder, "in.mp4"), "-c", "copy", "-metadata:s:v:0", "rotate=90"]);
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
-  },
-  /** The same, streamable (moov first): truncating it leaves a file ffprobe still reads. */
-  streamableMp4: () =>
-    makeMedia("mp4", [
-      ...video("320x240", 25, 2),
-      ...tone(2),
-      "-c:v",
-      "libx264",
-      "-pix_fmt",
-      "yuv420p",
-      "-c:a",
-      "aac",
-      "-shortest",
-      "-movflags",
-      "+faststart",
+  rotatedMp4: async () =>
+    // ffmpeg 4.1 writes the flag when it copies the streams, not while it encodes them.
+    fromFiles({ "in.mp4": await samples.mp4() }, "mp4", (path) => [
+      "-i",
+      path("in.mp4"),
+      ..."-c copy -metadata:s:v:0 rotate=90".split(" "),
     ]),
+  /** The same, streamable (moov first): truncating it leaves a file ffprobe still reads. */
+  streamableMp4: () => makeMedia("mp4", [...H264_AAC, "-movflags", "+faststart"]),
   /** VP8 + Vorbis, 240×180 at 30 fps, 1.5 s. */
   webm: () =>
     makeMedia("webm", [...video("240x180", 30, 1.5), ...tone(1.5), "-c:v", "libvpx", "-c:a", "libvorbis", "-shortest"]),
@@ -99,29 +97,13 @@ export const samples: Record<string, () => Promise<Buffer>> = {
   mp3WithCover: async () => {
     const sound = await makeMedia("mp3", [...tone(1), "-c:a", "libmp3lame"]);
     const cover = await makeMedia("png", ["-f", "lavfi", "-i", "color=c=red:size=200x200", "-frames:v", "1"]);
-    const folder = await mkdtemp(join(tmpdir(), "rookery-sample-"));
-    try {
-      await writeFile(join(folder, "sound.mp3"), sound);
-      await writeFile(join(folder, "cover.png"), cover);
-      return await makeMedia("mp3", [
-        "-i",
-        join(folder, "sound.mp3"),
-        "-i",
-        join(folder, "cover.png"),
-        "-map",
-        "0:a",
-        "-map",
-        "1:v",
-        "-c",
-        "copy",
-        "-disposition:v",
-        "attached_pic",
-        "-id3v2_version",
-        "3",
-      ]);
-    } finally {
-      await rm(folder, { recursive: true, force: true });
-    }
+    return fromFiles({ "sound.mp3": sound, "cover.png": cover }, "mp3", (path) => [
+      "-i",
+      path("sound.mp3"),
+      "-i",
+      path("cover.png"),
+      ..."-map 0:a -map 1:v -c copy -disposition:v attached_pic -id3v2_version 3".split(" "),
+    ]);
   },
   /** A tiny video of 21 minutes (one frame a second): longer than the 20 allowed. */
   overLong: () =>

@@ -16,6 +16,7 @@ import {
   errorOf,
   get,
   multipartBody,
+  type MultipartPart,
   request,
   standardAccounts,
   tokenFor,
@@ -71,18 +72,8 @@ describe("media attachments", () => {
   });
   after(() => server.close());
 
-  const uploadRes = (
-    token: string | undefined,
-    parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>,
-    version = "v2",
-  ) => {
-    const { body, contentType } = multipartBody(parts);
-    return request(server.app, "POST", `/api/${version}/media`, {
-      token,
-      body,
-      headers: { "content-type": contentType },
-    });
-  };
+  const uploadRes = (token: string | undefined, parts: MultipartPart[], version = "v2") =>
+    request(server.app, "POST", `/api/${version}/media`, { token, parts });
   const upload = async (
     file: Buffer,
     extra: Record<string, string> = {},

@@ -17,6 +17,7 @@ import {
   errorOf,
   get,
   multipartBody,
+  type MultipartPart,
   request,
   standardAccounts,
   type StandardAccounts,
@@ -51,18 +52,8 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
   });
   after(() => server.close());
 
-  const send = (
-    parts: Array<{ name: string; value: string | Buffer; filename?: string; type?: string }>,
-    version = "v2",
-    token = a.alice.token,
-  ) => {
-    const { body, contentType } = multipartBody(parts);
-    return request(server.app, "POST", `/api/${version}/media`, {
-      token,
-      body,
-      headers: { "content-type": contentType },
-    });
-  };
+  const send = (parts: MultipartPart[], version = "v2", token = a.alice.token) =>
+    request(server.app, "POST", `/api/${version}/media`, { token, parts });
   const fileParts = (data: Buffer, filename: string, type: string, extra: Record<string, string | Buffer> = {}) => [
     { name: "file", value: data, filename, type },
     ...Object.entries(extra).map(([name, value]) =>
@@ -314,14 +305,13 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       assert.equal((await fetchFile(done.preview_url)).statusCode, 404, "the old thumbnail file is gone");
 
       // PUT sets a new one.
-      const { body, contentType } = multipartBody([
+      const parts: MultipartPart[] = [
         { name: "thumbnail", value: thumb, filename: "t.png", type: "image/png" },
         { name: "focus", value: "0.5,-0.5" },
-      ]);
+      ];
       const put = await request(server.app, "PUT", `/api/v1/media/${done.id}`, {
         token: a.alice.token,
-        body,
-        headers: { "content-type": contentType },
+        parts,
       });
       assert.equal(put.statusCode, 200, put.body);
       assert.match(String(put.json<MediaAttachment>().preview_url), /\/thumbnail\//);
@@ -343,15 +333,14 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     test("thumbnails: a non-image is 422; another user's media or unknown IDs are 404", async () => {
       const res = await send(fileParts(await samples.silentMp4(), "d.mp4", "video/mp4"));
       const id = res.json<MediaAttachment>().id;
-      const { body, contentType } = multipartBody([
+      const parts: MultipartPart[] = [
         { name: "thumbnail", value: Buffer.from("not a picture"), filename: "t.png", type: "image/png" },
-      ]);
+      ];
       assert.deepEqual(
         errorOf(
           await request(server.app, "PUT", `/api/v1/media/${id}`, {
             token: a.alice.token,
-            body,
-            headers: { "content-type": contentType },
+            parts,
           }),
         ),
         [422, "Validation failed: Thumbnail content type is invalid"],
@@ -398,13 +387,10 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
         .png()
         .toBuffer();
       const put = (id: string) => {
-        const { body, contentType } = multipartBody([
-          { name: "thumbnail", value: green, filename: "t.png", type: "image/png" },
-        ]);
+        const parts: MultipartPart[] = [{ name: "thumbnail", value: green, filename: "t.png", type: "image/png" }];
         return request(server.app, "PUT", `/api/v1/media/${id}`, {
           token: a.alice.token,
-          body,
-          headers: { "content-type": contentType },
+          parts,
         });
       };
       const chosen = (await send(fileParts(await samples.silentMp4(), "n.mp4", "video/mp4"))).json<MediaAttachment>();
@@ -630,13 +616,12 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
         types.every((t) => t.startsWith("image/")),
         types.join(),
       );
-      const { body, contentType } = multipartBody([
+      const parts: MultipartPart[] = [
         { name: "file", value: await samples.mp3(), filename: "a.mp3", type: "audio/mpeg" },
-      ]);
+      ];
       const res = await request(plain.app, "POST", "/api/v2/media", {
         token: user.token,
-        body,
-        headers: { "content-type": contentType },
+        parts,
       });
       assert.deepEqual(errorOf(res), [422, NOT_VERIFIED]);
     });

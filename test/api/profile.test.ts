@@ -125,14 +125,8 @@ describe("profile", () => {
     options: { form?: Record<string, string> | Array<[string, string]>; json?: unknown } = {},
   ) => request(server.app, "PATCH", UPDATE, { token: typeof user === "string" ? user : user.token, ...options });
 
-  const patchMultipart = (user: TestUser | string, parts: Part[]) => {
-    const { body, contentType } = multipartBody(parts);
-    return request(server.app, "PATCH", UPDATE, {
-      token: typeof user === "string" ? user : user.token,
-      body,
-      headers: { "content-type": contentType },
-    });
-  };
+  const patchMultipart = (user: TestUser | string, parts: Part[]) =>
+    request(server.app, "PATCH", UPDATE, { token: typeof user === "string" ? user : user.token, parts });
 
   /** Sends Rails-style name/value pairs as a form or multipart body, or `json` as JSON. */
   const send = (user: TestUser, encoding: Encoding, pairs: Array<[string, string]>, json: unknown) =>

@@ -46,6 +46,14 @@ const video = (size: string, rate: number, seconds: number) => [
 ];
 const tone = (seconds: number) => ["-f", "lavfi", "-i", `sine=frequency=440:sample_rate=44100`, "-t", String(seconds)];
 
+/** A plain H.264 video at one frame a second, quick to make whatever its length or size. */
+const blank = (size: string, seconds: number) =>
+  makeMedia("mp4", [
+    ..."-f lavfi -i".split(" "),
+    `color=c=blue:size=${size}:rate=1`,
+    ...`-t ${seconds} -c:v libx264 -preset ultrafast -pix_fmt yuv420p`.split(" "),
+  ]);
+
 /** A 320×240 test pattern at 25 fps with a tone, 2 s, as H.264 and AAC. */
 const H264_AAC = [
   ...video("320x240", 25, 2),
@@ -106,37 +114,9 @@ export const samples: Record<string, () => Promise<Buffer>> = {
     ]);
   },
   /** A tiny video of 21 minutes (one frame a second): longer than the 20 allowed. */
-  overLong: () =>
-    makeMedia("mp4", [
-      "-f",
-      "lavfi",
-      "-i",
-      "color=c=blue:size=16x16:rate=1",
-      "-t",
-      "1260",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-pix_fmt",
-      "yuv420p",
-    ]),
+  overLong: () => blank("16x16", 1260),
   /** One 4096×2176 frame: more pixels than 3840×2160. */
-  tooLarge: () =>
-    makeMedia("mp4", [
-      "-f",
-      "lavfi",
-      "-i",
-      "color=c=black:size=4096x2176:rate=1",
-      "-t",
-      "1",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-pix_fmt",
-      "yuv420p",
-    ]),
+  tooLarge: () => blank("4096x2176", 1),
   /** 150 frames a second, above the 120 allowed. */
   tooFast: () => makeMedia("mp4", [...video("32x32", 150, 0.2), "-c:v", "libx264", "-pix_fmt", "yuv420p"]),
 };

@@ -237,9 +237,16 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     assert.equal(streamOf(probed, "video"), undefined);
   });
 
-  test("the attachment of a video matches the OpenAPI schema", { skip: openApiSkip }, async () => {
-    const media = await uploadAndProcess(await samples.silentMp4(), "s.mp4", "video/mp4", { description: "x" });
-    assert.deepEqual(validateSchema("MediaAttachment", media), []);
+  test("video, gifv and audio attachments match the OpenAPI schema", { skip: openApiSkip }, async () => {
+    const video = await uploadAndProcess(await samples.mp4(), "s.mp4", "video/mp4", { description: "x" });
+    const gifv = await uploadAndProcess(await samples.gif(), "s.gif", "image/gif", { focus: "0.2,0.3" });
+    const audio = await uploadAndProcess(await samples.mp3(), "s.mp3", "audio/mpeg");
+    for (const media of [video, gifv, audio])
+      assert.deepEqual(validateSchema("MediaAttachment", media), [], media.type);
+    // While it is converted, too.
+    const queued = (await send(fileParts(await samples.silentMp4(), "t.mp4", "video/mp4"))).json<MediaAttachment>();
+    assert.deepEqual(validateSchema("MediaAttachment", queued), []);
+    await server.ctx.jobs.drain();
   });
 
   describe("asynchronous processing", () => {

@@ -190,7 +190,7 @@ try {
     let stored = 0;
     let type = "";
     for (let i = 0; i < runs; i++) {
-      const media = await uploadMedia(ctx, user.account, { data });
+      const media = await uploadMedia(ctx, user.account, { file: data });
       const rssBefore = process.memoryUsage().rss;
       const watcher = watchChildren();
       const started = performance.now();

@@ -1,6 +1,12 @@
 import multipart from "@fastify/multipart";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { BadRequest, PayloadTooLarge } from "../errors.ts";
+import { TEMPORARY } from "../media/temporary.ts";
 import {
   decodeFormPairs,
   mergeParams,
@@ -18,6 +24,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Largest file a multipart body of this route may carry, in bytes (default 1 MiB). */
     maxFileSize?: number;
+    /** File parts go to temporary files instead of memory (large uploads: video and audio). */
+    spoolFiles?: boolean;
   }
 }
 
@@ -38,7 +46,7 @@ function rejectNulCharacters(value: unknown, depth = 0): void {
     if (value.includes("\u0000")) throw new BadRequest("Parameters must not contain NUL characters");
   } else if (Array.isArray(value)) {
     for (const item of value) rejectNulCharacters(item, depth + 1);
-  } else if (value && typeof value === "object" && !Buffer.isBuffer((value as { data?: unknown }).data)) {
+  } else if (value && typeof value === "object" && (value as { kind?: unknown }).kind !== "file") {
     for (const [key, item] of Object.entries(value)) {
       rejectNulCharacters(key, depth + 1);
       rejectNulCharacters(item, depth + 1);
@@ -46,17 +54,44 @@ function rejectNulCharacters(value: unknown, depth = 0): void {
   }
 }
 
-async function readMultipart(req: FastifyRequest): Promise<ParamObject> {
+/** A temporary folder for this request's spooled files, removed once the response is done (or the client gone). */
+async function spoolFolder(req: FastifyRequest, reply: FastifyReply): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), TEMPORARY.uploads));
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    void rm(folder, { recursive: true, force: true }).catch((error: unknown) =>
+      req.log.warn({ err: error, folder }, "could not remove an upload's temporary folder"),
+    );
+  };
+  reply.raw.once("close", remove);
+  reply.raw.once("finish", remove);
+  return folder;
+}
+
+async function readMultipart(req: FastifyRequest, reply: FastifyReply): Promise<ParamObject> {
   const pairs: Array<[string, ParamValue]> = [];
-  const maxFileSize = req.routeOptions.config.maxFileSize ?? 1024 * 1024;
+  const { maxFileSize = 1024 * 1024, spoolFiles = false } = req.routeOptions.config;
+  let folder: string | undefined;
   try {
     for await (const part of req.parts({ limits: { fileSize: maxFileSize } })) {
       if (part.type === "file") {
+        const base = { kind: "file" as const, filename: part.filename, mimetype: part.mimetype };
+        if (spoolFiles) {
+          folder ??= await spoolFolder(req, reply);
+          const path = join(folder, String(pairs.length));
+          await pipeline(part.file, createWriteStream(path));
+          if (part.file.truncated) throw new PayloadTooLarge(`File is larger than ${maxFileSize} bytes`);
+          if (part.filename === "") continue;
+          pairs.push([part.fieldname, { ...base, size: part.file.bytesRead, path }]);
+          continue;
+        }
         const data = await part.toBuffer();
         if (part.file.truncated) throw new PayloadTooLarge(`File is larger than ${maxFileSize} bytes`);
         // A browser sends `filename=""` for a file input left empty; Rack drops such parts, so do we.
         if (part.filename === "") continue;
-        pairs.push([part.fieldname, { kind: "file", filename: part.filename, mimetype: part.mimetype, data }]);
+        pairs.push([part.fieldname, { ...base, size: data.length, data }]);
       } else {
         pairs.push([part.fieldname, typeof part.value === "string" ? part.value : String(part.value ?? "")]);
       }
@@ -123,10 +158,10 @@ export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, _body, done) => done(null, undefined));
 
   app.decorateRequest("input", null as unknown as ParamObject);
-  app.addHook("preValidation", async (req) => {
+  app.addHook("preValidation", async (req, reply) => {
     const queryIndex = req.url.indexOf("?");
     const query = queryIndex === -1 ? Object.create(null) : nestPairs(decodeFormPairs(req.url.slice(queryIndex + 1)));
-    const body = req.isMultipart() ? await readMultipart(req) : req.body;
+    const body = req.isMultipart() ? await readMultipart(req, reply) : req.body;
     const input = mergeParams(body, query, req.params as Record<string, string> | undefined);
     rejectNulCharacters(input);
     req.input = input;

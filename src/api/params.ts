@@ -1,12 +1,21 @@
 import { BadRequest, ParameterMissing, ValidationFailed } from "../errors.ts";
 import { isIdLike } from "../db/ids.ts";
 
-/** A file part of a multipart body. */
-export interface UploadedFile {
+/**
+ * A file part of a multipart body: its bytes in memory, or, on routes that spool uploads
+ * (`spoolFiles`), the path of a temporary file removed when the response is done.
+ */
+export type UploadedFile = {
   readonly kind: "file";
   filename: string;
   mimetype: string;
-  data: Buffer;
+  size: number;
+} & ({ data: Buffer; path?: undefined } | { path: string; data?: undefined });
+
+/** The bytes of a file part on a route that keeps them in memory. */
+export function fileData(file: UploadedFile): Buffer {
+  if (!file.data) throw new Error("this route spools its files; read them from their path");
+  return file.data;
 }
 
 export type ParamValue = string | number | boolean | null | UploadedFile | ParamValue[] | ParamObject;

@@ -3,7 +3,8 @@ import { pruneExpiredRecords, refreshPlannerStatistics } from "../services/maint
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
-import { PROCESS_JOB, processTimedMedia, removeStaleConversionFolders } from "../services/media/timed.ts";
+import { PROCESS_JOB, processTimedMedia } from "../services/media/timed.ts";
+import { removeStaleFolders, TEMPORARY } from "../media/temporary.ts";
 import { publishScheduledStatus } from "../services/statuses/schedule.ts";
 import { fetchCardForStatus } from "../services/cards/fetch.ts";
 import { removeExpiredMutes } from "../services/accounts/hiding.ts";
@@ -31,6 +32,7 @@ import {
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /**
  * Registers every job handler on `ctx.jobs`. Each capability adds its own here (scheduled
@@ -48,8 +50,10 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("media.cleanup", async () => {
     const removed = await removeUnattachedMedia(ctx);
     if (removed > 0) ctx.log.info({ removed }, "removed media never attached to a post");
-    const folders = await removeStaleConversionFolders();
-    if (folders > 0) ctx.log.info({ folders }, "removed temporary folders of conversions cut short");
+    // A conversion runs two hours at most; a request's upload lives as long as the request.
+    const folders =
+      (await removeStaleFolders(TEMPORARY.conversions, 3 * HOUR)) + (await removeStaleFolders(TEMPORARY.uploads, DAY));
+    if (folders > 0) ctx.log.info({ folders }, "removed temporary folders left by a process that stopped");
   });
   ctx.jobs.recurring("media.cleanup", HOUR);
   // One conversion at a time per process: the other loop stays free for mail, posts and polls.

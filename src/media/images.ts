@@ -34,8 +34,8 @@ export interface ImageInfo {
   animated: boolean;
 }
 
-/** Identifies an image by its content (never by the name or type the client claims). */
-export async function inspectImage(data: Buffer, label: string): Promise<ImageInfo> {
+/** Identifies an image by its content (never by the name or type the client claims): bytes, or a file's path. */
+export async function inspectImage(data: Buffer | string, label: string): Promise<ImageInfo> {
   let metadata: Metadata;
   try {
     metadata = await sharp(data, { animated: true, limitInputPixels: 8000 * 8000 }).metadata();

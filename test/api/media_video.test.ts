@@ -39,7 +39,13 @@ function pathOf(url: string | null): string {
 // This test process's own temporary folder (os.tmpdir() reads TMPDIR), to see that conversions leave nothing there.
 const scratch = mkdtempSync(join(tmpdir(), "rookery-media-video-test-"));
 process.env.TMPDIR = scratch;
-const scratchLeft = () => readdirSync(scratch).filter((name) => name.startsWith("rookery-media-"));
+/** Temporary folders of uploads (spooled parts) and conversions still there, once the last request's have gone. */
+async function scratchLeft(): Promise<string[]> {
+  const left = () => readdirSync(scratch).filter((name) => /^rookery-(media|upload)-/.test(name));
+  // A request's spooled upload is removed as its response ends, a moment after the client has it.
+  for (let i = 0; i < 50 && left().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  return left();
+}
 
 const streamOf = (probed: Probed, type: string) => probed.streams.find((s) => s.codec_type === type);
 
@@ -94,14 +100,10 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
           withFileTypes: true,
         }).filter((e) => e.isFile()).length
       : 0;
+  /** The newest attachment's ID, "0" when there is none. */
   const newestMediaId = async () =>
-    (
-      await server.ctx.db.kysely
-        .selectFrom("media_attachments")
-        .select("id")
-        .orderBy("id", "desc")
-        .executeTakeFirstOrThrow()
-    ).id;
+    (await server.ctx.db.kysely.selectFrom("media_attachments").select("id").orderBy("id", "desc").executeTakeFirst())
+      ?.id ?? "0";
 
   test("an MP4 becomes a streamable H.264/AAC video with a preview, meta and blurhash", async () => {
     const media = await uploadAndProcess(await samples.mp4(), "clip.mp4", "video/mp4");
@@ -133,6 +135,7 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     assert.deepEqual([picture.width, picture.height], [320, 240]);
     // The upload as sent is gone: only the converted file and the preview are kept.
     assert.equal(filesLeft(media.id).length, 2, filesLeft(media.id).join(", "));
+    assert.deepEqual(await scratchLeft(), [], "the request's spooled upload and the job's folder are removed");
   });
 
   test("a phone video's rotation is applied: stored upright, described with its shown size", async () => {
@@ -479,7 +482,7 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
   });
 
   test("a v1 client that hangs up while its video is converted stops the wait; the media is still finished", async () => {
-    await server.app.listen({ port: 0, host: "127.0.0.1" });
+    await server.app.listen({ port: 0, host: "127.0.0.1" }).catch(() => {});
     const port = (server.app.server.address() as AddressInfo).port;
     const before = await newestMediaId();
     const { body, contentType } = multipartBody(fileParts(await samples.silentMp4(), "g.mp4", "video/mp4"));
@@ -507,9 +510,28 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     assert.ok(done.json<MediaAttachment>().url);
   });
 
+  test("a client that hangs up halfway through its upload leaves no spooled part behind, and the server answers on", async () => {
+    await server.app.listen({ port: 0, host: "127.0.0.1" }).catch(() => {});
+    const port = (server.app.server.address() as AddressInfo).port;
+    const before = await newestMediaId();
+    const { body, contentType } = multipartBody(fileParts(Buffer.alloc(4 * 1024 * 1024, 3), "big.mp4", "video/mp4"));
+    const socket = connect(port, "127.0.0.1");
+    socket.on("error", () => {});
+    socket.write(
+      `POST /api/v2/media HTTP/1.1\r\nHost: rookery.test\r\nAuthorization: Bearer ${a.alice.token}\r\n` +
+        `Content-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body.subarray(0, body.length / 2));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.resetAndDestroy();
+    assert.deepEqual(await scratchLeft(), []);
+    assert.equal(await newestMediaId(), before);
+    assert.equal((await get(server.app, "/api/v1/instance")).statusCode, 200);
+  });
+
   describe("refusals", () => {
     test("a corrupt file or an MP4 cut before its index is refused at once, and nothing is stored", async () => {
-      const before = await newestMediaId().catch(() => "0");
+      const before = await newestMediaId();
       const filesBefore = storedFiles();
       const whole = await samples.mp4();
       for (const [data, name] of [
@@ -519,9 +541,9 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       ] as const) {
         assert.deepEqual(errorOf(await send(fileParts(data, name, "video/mp4"))), [422, NOT_VERIFIED], name);
       }
-      assert.equal(await newestMediaId().catch(() => "0"), before, "no row was stored");
+      assert.equal(await newestMediaId(), before, "no row was stored");
       assert.equal(storedFiles(), filesBefore, "no file was stored");
-      assert.deepEqual(scratchLeft(), [], "no temporary file is left");
+      assert.deepEqual(await scratchLeft(), [], "no temporary file is left");
     });
 
     test("a truncated streamable video fails in processing: GET is 422 with the reason, its files are gone", async () => {
@@ -534,7 +556,7 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       assert.equal(code, 422);
       assert.match(error, /^Error processing thumbnail for uploaded media: the file is truncated or corrupt/);
       assert.deepEqual(filesLeft(id), []);
-      assert.deepEqual(scratchLeft(), []);
+      assert.deepEqual(await scratchLeft(), []);
       const post = await request(server.app, "POST", "/api/v1/statuses", {
         token: a.alice.token,
         json: { media_ids: [id] },
@@ -581,7 +603,7 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     });
 
     test("a video over 20 minutes, over 120 fps or over 3840×2160 is refused at once with the limit", async () => {
-      const before = await newestMediaId().catch(() => "0");
+      const before = await newestMediaId();
       const filesBefore = storedFiles();
       assert.deepEqual(errorOf(await send(fileParts(await samples.overLong(), "long.mp4", "video/mp4"))), [
         422,
@@ -594,15 +616,16 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
         422,
         "Validation failed: File dimensions 4096x2176 are too large",
       ]);
-      assert.equal(await newestMediaId().catch(() => "0"), before);
+      assert.equal(await newestMediaId(), before);
       assert.equal(storedFiles(), filesBefore);
-      assert.deepEqual(scratchLeft(), []);
+      assert.deepEqual(await scratchLeft(), []);
     });
 
-    test("a video larger than 99 MB is 413 before it is stored", async () => {
+    test("a video larger than 99 MB is 413 before it is stored; its spooled part is removed", async () => {
       const huge = Buffer.alloc(99 * 1024 * 1024 + 10, 1);
       const res = await send(fileParts(huge, "huge.mp4", "video/mp4"));
       assert.equal(res.statusCode, 413);
+      assert.deepEqual(await scratchLeft(), []);
     });
   });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { isUploadedFile, type ParamValue } from "../../src/api/params.ts";
+import { fileData, isUploadedFile, type ParamValue } from "../../src/api/params.ts";
 import {
   BadRequest,
   Conflict,
@@ -17,7 +17,7 @@ import { createTestServer, errorOf, multipartBody, request, type TestServer } fr
 function echoRoutes(app: FastifyInstance) {
   const describeValue = (value: ParamValue): unknown =>
     isUploadedFile(value)
-      ? { file: value.filename, type: value.mimetype, size: value.data.length, text: value.data.toString("utf8") }
+      ? { file: value.filename, type: value.mimetype, size: value.size, text: fileData(value).toString("utf8") }
       : Array.isArray(value)
         ? value.map(describeValue)
         : value && typeof value === "object"

@@ -9,6 +9,7 @@ import { tokenResponse } from "../../services/auth/oauth.ts";
 import { issueAccessToken } from "../../services/auth/tokens.ts";
 import { userOf } from "../auth.ts";
 import {
+  fileData,
   isUploadedFile,
   orderedValues,
   toBoolean,
@@ -34,7 +35,7 @@ function fieldsParam(value: ParamValue | undefined): ProfileUpdate["fields"] {
 function imageParam(value: ParamValue | undefined, label: string) {
   if (value === undefined || value === null || value === "") return undefined;
   if (!isUploadedFile(value)) throw new ValidationFailed(`${label} must be an uploaded image file`);
-  return { data: value.data };
+  return { data: fileData(value) };
 }
 
 export default async function accountRoutes(app: FastifyInstance, ctx: Ctx) {

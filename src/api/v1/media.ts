@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { MediaAttachmentRow } from "../../db/schema.ts";
@@ -16,10 +17,13 @@ import { userOf } from "../auth.ts";
 import { isUploadedFile, toId, toStringParam, type ParamValue } from "../params.ts";
 
 /** An optional `thumbnail` file part; an empty one (a form with no file chosen) is no thumbnail. */
-function thumbnailParam(value: ParamValue | undefined): Buffer | undefined {
+async function thumbnailParam(value: ParamValue | undefined): Promise<Buffer | undefined> {
   if (value === undefined || value === null || value === "") return undefined;
   if (!isUploadedFile(value)) throw new ValidationFailed("Thumbnail must be an uploaded image file");
-  return value.data;
+  // Refused before it is read into memory: a thumbnail is an image.
+  if (value.size > LIMITS.media.imageSizeLimit)
+    throw new ValidationFailed(`Thumbnail file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
+  return value.data ?? (await readFile(value.path));
 }
 
 /** Mastodon's answer for media whose conversion failed, with the reason. */
@@ -32,9 +36,10 @@ const processing = (row: MediaAttachmentRow) => row.processing === "queued" || r
 
 export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
   const write = app.auth({ scopes: ["write:media"], user: true });
+  // Video and audio may be 99 MB: the parts are spooled to temporary files, not held in memory.
   const upload = {
     preHandler: write,
-    config: { throttles: ["media" as const], maxFileSize: LIMITS.media.videoSizeLimit + 1 },
+    config: { throttles: ["media" as const], maxFileSize: LIMITS.media.videoSizeLimit + 1, spoolFiles: true },
   };
 
   async function store(req: FastifyRequest): Promise<MediaAttachmentRow> {
@@ -43,10 +48,10 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
     if (file === undefined || file === null || file === "") throw new ParameterMissing("file");
     if (!isUploadedFile(file)) throw new Unprocessable("File type of uploaded media could not be verified");
     return uploadMedia(ctx, viewer.account, {
-      data: file.data,
+      file: file.data ?? { path: file.path, size: file.size },
       description: toStringParam(req.input.description),
       focus: toStringParam(req.input.focus),
-      thumbnail: thumbnailParam(req.input.thumbnail),
+      thumbnail: await thumbnailParam(req.input.thumbnail),
     });
   }
 
@@ -100,7 +105,7 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
       const updated = await updateMedia(ctx, media, {
         description: toStringParam(req.input.description),
         focus: toStringParam(req.input.focus),
-        thumbnail: thumbnailParam(req.input.thumbnail),
+        thumbnail: await thumbnailParam(req.input.thumbnail),
       });
       return answer(reply, updated);
     },

@@ -6,6 +6,13 @@ import { LIMITS } from "../../limits.ts";
 import { inspectImage } from "../../media/images.ts";
 import { randomFileName } from "../../media/storage.ts";
 
+/** An upload's bytes: in memory, or a temporary file the request spooled (video and audio). */
+export type UploadSource = Buffer | { path: string; size: number };
+
+export const sizeOf = (source: UploadSource) => (Buffer.isBuffer(source) ? source.length : source.size);
+/** What sharp reads: the bytes, or the file's path. */
+export const sharpInput = (source: UploadSource) => (Buffer.isBuffer(source) ? source : source.path);
+
 /** Mastodon's image sizes: the original at most 3840×2160 worth of pixels, previews 640×360. Never cropped. */
 export const ORIGINAL_PIXELS = 3840 * 2160;
 export const SMALL_PIXELS = 640 * 360;
@@ -33,7 +40,7 @@ export function metaOf(size: Dimensions) {
 }
 
 /** The blurhash clients show while a picture loads (4×3 components of a 32 px copy). */
-export async function blurhashOf(data: Buffer): Promise<string> {
+export async function blurhashOf(data: Buffer | string): Promise<string> {
   const pixels = await sharp(data, { animated: false })
     .rotate()
     .resize(32, 32, { fit: "inside" })

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
@@ -10,6 +10,7 @@ import { Unprocessable, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { probe, type Probe, type Transcoder } from "../../media/ffmpeg.ts";
 import { randomFileName } from "../../media/storage.ts";
+import { TEMPORARY } from "../../media/temporary.ts";
 import {
   classify,
   extractPicture,
@@ -18,7 +19,16 @@ import {
   transcode,
   type TimedKind,
 } from "../../media/transcode.ts";
-import { blurhashOf, fitWithin, metaOf, SMALL_PIXELS, storeThumbnail, type StoredThumbnail } from "./pictures.ts";
+import {
+  blurhashOf,
+  fitWithin,
+  metaOf,
+  sizeOf,
+  SMALL_PIXELS,
+  storeThumbnail,
+  type StoredThumbnail,
+  type UploadSource,
+} from "./pictures.ts";
 
 export const PROCESS_JOB = "media.process";
 
@@ -39,10 +49,8 @@ function conversionLimits(duration: number | undefined): { timeoutMs: number; cp
   return { timeoutMs: Math.min(2 * 3600_000, 120_000 + seconds * 10_000), cpuSeconds: 60 + seconds * 20 };
 }
 
-const TEMPORARY_PREFIX = "rookery-media-";
-
 async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
-  const folder = await mkdtemp(join(tmpdir(), TEMPORARY_PREFIX));
+  const folder = await mkdtemp(join(tmpdir(), TEMPORARY.conversions));
   try {
     return await work(folder);
   } finally {
@@ -50,26 +58,8 @@ async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Pro
   }
 }
 
-/**
- * Removes temporary folders of conversions cut short by a crash (a running one is at most two hours
- * old, so anything over three is abandoned). Run by the hourly `media.cleanup`; answers how many went.
- */
-export async function removeStaleConversionFolders(now = Date.now()): Promise<number> {
-  const root = tmpdir();
-  let removed = 0;
-  for (const name of await readdir(root).catch(() => [] as string[])) {
-    if (!name.startsWith(TEMPORARY_PREFIX)) continue;
-    const path = join(root, name);
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isDirectory() || now - info.mtimeMs < 3 * 3600_000) continue;
-    await rm(path, { recursive: true, force: true });
-    removed++;
-  }
-  return removed;
-}
-
 export interface TimedUpload {
-  data: Buffer;
+  file: UploadSource;
   description: string | null;
   focus: { x: number; y: number } | undefined;
   thumbnail: Buffer | undefined;
@@ -88,14 +78,17 @@ export async function acceptTimedMedia(
   account: AccountRow,
   upload: TimedUpload,
 ): Promise<MediaAttachmentRow> {
-  if (upload.data.length > LIMITS.media.videoSizeLimit)
+  const size = sizeOf(upload.file);
+  if (size > LIMITS.media.videoSizeLimit)
     throw new ValidationFailed(`File file size must be less than ${LIMITS.media.videoSizeLimit / 1024 / 1024} MB`);
   const id = newId();
   const folder = mediaFolder(id);
   const uploadKey = `${folder}/upload/${randomFileName("bin")}`;
   const kind = await withTemporaryFolder(async (temporary) => {
-    const path = join(temporary, "upload");
-    await writeFile(path, upload.data);
+    // A spooled upload is read where it lies; bytes in memory are written out for ffprobe.
+    let path = join(temporary, "upload");
+    if (Buffer.isBuffer(upload.file)) await writeFile(path, upload.file);
+    else path = upload.file.path;
     const info = await probe(tools, path, { timeoutMs: PROBE_TIMEOUT_MS });
     if (!info) throw new Unprocessable("File type of uploaded media could not be verified");
     let kind: TimedKind;
@@ -130,7 +123,7 @@ export async function acceptTimedMedia(
           type: kind,
           file: uploadKey,
           file_content_type: null,
-          file_size: upload.data.length,
+          file_size: size,
           thumbnail_file: thumbnail?.key ?? null,
           description: upload.description,
           focus_x: upload.focus?.x ?? null,

@@ -7,18 +7,28 @@ import { LIMITS } from "../../limits.ts";
 import { EXTENSIONS, inspectImage, type ImageInfo } from "../../media/images.ts";
 import { randomFileName } from "../../media/storage.ts";
 import { parseFocus } from "./focus.ts";
-import { blurhashOf, fitWithin, metaOf, ORIGINAL_PIXELS, SMALL_PIXELS, storeThumbnail } from "./pictures.ts";
+import {
+  blurhashOf,
+  fitWithin,
+  metaOf,
+  ORIGINAL_PIXELS,
+  sharpInput,
+  sizeOf,
+  SMALL_PIXELS,
+  storeThumbnail,
+  type UploadSource,
+} from "./pictures.ts";
 import { acceptTimedMedia, mediaFolder } from "./timed.ts";
 
 export interface UploadParams {
-  data: Buffer;
+  file: UploadSource;
   description?: string;
   focus?: string;
   /** A chosen preview picture (video and audio above all). */
   thumbnail?: Buffer;
 }
 
-async function processImage(data: Buffer, info: ImageInfo) {
+async function processImage(data: Buffer | string, info: ImageInfo) {
   const target = fitWithin(info, ORIGINAL_PIXELS);
   // Re-encoding drops EXIF (location!) and applies the orientation.
   let original = sharp(data, { animated: info.animated }).rotate();
@@ -72,10 +82,11 @@ function checkDescription(description: string | undefined): void {
 export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadParams): Promise<MediaAttachmentRow> {
   checkDescription(params.description);
   const focus = parseFocus(params.focus);
-  if (params.data.length === 0) throw new Unprocessable("File type of uploaded media could not be verified");
+  const size = sizeOf(params.file);
+  if (size === 0) throw new Unprocessable("File type of uploaded media could not be verified");
   let info: ImageInfo | undefined;
   try {
-    info = await inspectImage(params.data, "File");
+    info = await inspectImage(sharpInput(params.file), "File");
   } catch {
     info = undefined;
   }
@@ -83,7 +94,7 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
   const animatedGif = info?.format === "gif" && info.animated;
   if (tools && (!info || animatedGif)) {
     return acceptTimedMedia(ctx, tools, account, {
-      data: params.data,
+      file: params.file,
       description: params.description ?? null,
       focus,
       thumbnail: params.thumbnail,
@@ -91,14 +102,14 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
     });
   }
   if (!info) throw new Unprocessable("File type of uploaded media could not be verified");
-  if (params.data.length > LIMITS.media.imageSizeLimit)
+  if (size > LIMITS.media.imageSizeLimit)
     throw new ValidationFailed(`File file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
   if (info.width * info.height > LIMITS.media.imageMatrixLimit)
     throw new ValidationFailed("File dimensions are too large");
 
   let processed;
   try {
-    processed = await processImage(params.data, info);
+    processed = await processImage(sharpInput(params.file), info);
   } catch (error) {
     ctx.log.warn({ err: error }, "media processing failed");
     throw new Unprocessable("Error processing thumbnail for uploaded media");

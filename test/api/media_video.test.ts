@@ -541,6 +541,13 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
       ] as const) {
         assert.deepEqual(errorOf(await send(fileParts(data, name, "video/mp4"))), [422, NOT_VERIFIED], name);
       }
+      // A good video with a thumbnail that is no picture: refused, and its stored upload removed.
+      assert.deepEqual(
+        errorOf(
+          await send(fileParts(await samples.silentMp4(), "ok.mp4", "video/mp4", { thumbnail: Buffer.from("no") })),
+        ),
+        [422, "Validation failed: Thumbnail content type is invalid"],
+      );
       assert.equal(await newestMediaId(), before, "no row was stored");
       assert.equal(storedFiles(), filesBefore, "no file was stored");
       assert.deepEqual(await scratchLeft(), [], "no temporary file is left");

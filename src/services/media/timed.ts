@@ -110,9 +110,8 @@ export async function acceptTimedMedia(
     return kind;
   });
 
-  let thumbnail: StoredThumbnail | undefined;
   try {
-    if (upload.thumbnail) thumbnail = await storeThumbnail(ctx, folder, upload.thumbnail);
+    const thumbnail = upload.thumbnail ? await storeThumbnail(ctx, folder, upload.thumbnail) : undefined;
     const now = new Date().toISOString();
     const row = await ctx.db.kysely.transaction().execute(async (tx) => {
       const inserted = await tx
@@ -142,8 +141,8 @@ export async function acceptTimedMedia(
     ctx.jobs.wake();
     return row;
   } catch (error) {
-    await ctx.media.delete(uploadKey);
-    if (thumbnail) await ctx.media.delete(thumbnail.key);
+    // Nothing of a refused upload stays (the ID was never given out).
+    await ctx.media.deleteUnder(folder, []);
     throw error;
   }
 }

@@ -94,7 +94,8 @@ export function normalizeLanguage(value: string | undefined): string | undefined
 
 /**
  * The author's media for a new or edited status: all must exist, belong to the author, be free
- * (or already on the status, or held by the scheduled status being published) and be processed; video/audio cannot be mixed with other files.
+ * (or already on the status, or held by the scheduled status being published) and be processed; a video or an
+ * audio file cannot be mixed with other files (a gifv can).
  */
 export async function loadAttachableMedia(
   db: Kysely<Database>,
@@ -130,7 +131,8 @@ export async function loadAttachableMedia(
     );
   if (usable.some((r) => r.processing !== "complete"))
     throw new Unprocessable("Cannot attach files that have not finished processing. Try again in a moment!");
-  const moving = usable.filter((r) => r.type === "video" || r.type === "gifv" || r.type === "audio");
+  // Mastodon's rule (audio_or_video?): a video or an audio file stands alone; a gifv goes with pictures.
+  const moving = usable.filter((r) => r.type === "video" || r.type === "audio");
   if (moving.length > 0 && usable.length > 1)
     throw new Unprocessable("Cannot attach a video to a post that already contains images");
   const byId = new Map(usable.map((r) => [r.id, r]));

@@ -5,7 +5,8 @@
  * - the job's wall time (probe, conversion, preview, storage) and ffmpeg's processor time;
  * - the memory peak of ffmpeg (VmHWM of each program the job starts, sampled from /proc) and the
  *   growth of this process's resident set;
- * - the size of what is stored.
+ * - the size of what is stored;
+ * - the event-loop delay of this process meanwhile (ffmpeg works in its own process).
  * Conversion does not depend on the database engine; the bench uses SQLite in a temporary folder.
  * Writes its section of bench/RESULTS.md (`--no-results` prints it instead).
  *
@@ -15,6 +16,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs, promisify } from "node:util";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
@@ -189,13 +191,18 @@ try {
     let rssGrowth = 0;
     let stored = 0;
     let type = "";
+    let loopDelayP99 = 0;
     for (let i = 0; i < runs; i++) {
       const media = await uploadMedia(ctx, user.account, { file: data });
       const rssBefore = process.memoryUsage().rss;
       const watcher = watchChildren();
+      const loop = monitorEventLoopDelay({ resolution: 10 });
+      loop.enable();
       const started = performance.now();
       await processTimedMedia(ctx, media.id);
       times.push(performance.now() - started);
+      loop.disable();
+      loopDelayP99 = Math.max(loopDelayP99, loop.percentile(99) / 1e6);
       const seen = watcher.stop();
       rssGrowth = Math.max(rssGrowth, process.memoryUsage().rss - rssBefore);
       peakKiB = Math.max(peakKiB, seen.peakKiB);
@@ -211,7 +218,7 @@ try {
     }
     times.sort((x, y) => x - y);
     const median = times[Math.floor(times.length / 2)];
-    const row = `| ${sample.name} | ${(data.length / 1024 / 1024).toFixed(1)} MB | \`${type}\` | ${(median / 1000).toFixed(2)} s | ${cpuSeconds.toFixed(1)} s | ${(peakKiB / 1024).toFixed(0)} MiB | ${(rssGrowth / 1024 / 1024).toFixed(0)} MiB | ${(stored / 1024 / 1024).toFixed(2)} MB |`;
+    const row = `| ${sample.name} | ${(data.length / 1024 / 1024).toFixed(1)} MB | \`${type}\` | ${(median / 1000).toFixed(2)} s | ${cpuSeconds.toFixed(1)} s | ${(peakKiB / 1024).toFixed(0)} MiB | ${(rssGrowth / 1024 / 1024).toFixed(0)} MiB | ${(stored / 1024 / 1024).toFixed(2)} MB | ${loopDelayP99.toFixed(0)} ms |`;
     console.error(row);
     rows.push(row);
   }
@@ -228,10 +235,11 @@ Commit \`${gitCommit()}\`, ${new Date().toISOString().slice(0, 10)}, ${cpus().le
 the \`media.process\` job as a worker runs it (ffmpeg at lowered priority). Time: the job's wall time,
 median of ${runs} (probe, conversion, preview frame, storage). ffmpeg CPU: processor time of the
 programs the job started (all threads). Peak: the largest resident set (VmHWM) of those programs.
-Node growth: this process's resident set after the job minus before it.
+Node growth: this process's resident set after the job minus before it. Loop p99: the 99th
+percentile of this process's event-loop delay during the job (what a request would wait for it).
 
-| file | upload | becomes | time | ffmpeg CPU | ffmpeg peak | Node growth | stored |
-|---|---:|---|---:|---:|---:|---:|---:|
+| file | upload | becomes | time | ffmpeg CPU | ffmpeg peak | Node growth | stored | loop p99 |
+|---|---:|---|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}`;
 
 if (values.results) {

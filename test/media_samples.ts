@@ -101,6 +101,10 @@ export const samples: Record<string, () => Promise<Buffer>> = {
   gif: () => makeMedia("gif", [...video("65x49", 10, 1)]),
   mp3: () => makeMedia("mp3", [...tone(2), "-c:a", "libmp3lame", "-b:a", "128k"]),
   ogg: () => makeMedia("ogg", [...tone(1.5), "-c:a", "libvorbis"]),
+  wav: () => makeMedia("wav", [...tone(1), "-c:a", "pcm_s16le"]),
+  flac: () => makeMedia("flac", [...tone(1), "-c:a", "flac"]),
+  /** AAC in MP4, as phones record voice memos. */
+  m4a: () => makeMedia("m4a", [...tone(1), "-c:a", "aac"]),
   /** An MP3 with an embedded cover picture (ID3 APIC), 200×200 red. */
   mp3WithCover: async () => {
     const sound = await makeMedia("mp3", [...tone(1), "-c:a", "libmp3lame"]);

@@ -229,6 +229,21 @@ describe("video, audio and animated GIFs", { skip: noTranscoder }, () => {
     assert.ok(Math.abs(Number(probed.format.duration) - 1.5) < 0.2, probed.format.duration);
   });
 
+  test("WAVE, FLAC and M4A voice memos become MP3 audio too", async () => {
+    for (const [name, type] of [
+      ["wav", "audio/wav"],
+      ["flac", "audio/flac"],
+      ["m4a", "audio/mp4"],
+    ]) {
+      const media = await uploadAndProcess(await samples[name](), `memo.${name}`, type);
+      assert.equal(media.type, "audio", name);
+      const probed = await ffprobe((await fetchFile(media.url)).rawPayload);
+      assert.equal(streamOf(probed, "audio")?.codec_name, "mp3", name);
+      assert.ok(Math.abs(Number(probed.format.duration) - 1) < 0.2, `${name}: ${probed.format.duration}`);
+      assert.ok(Math.abs(media.meta.original!.duration! - 1) < 0.2, name);
+    }
+  });
+
   test("an MP3's cover art becomes its thumbnail; the stored MP3 carries no picture", async () => {
     const media = await uploadAndProcess(await samples.mp3WithCover(), "song.mp3", "audio/mpeg");
     assert.equal(media.type, "audio");

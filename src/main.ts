@@ -3,12 +3,45 @@ import { buildApp } from "./app.ts";
 import { boot, StartupError } from "./boot.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import type { Ctx } from "./context.ts";
+import { checkTranscoder } from "./media/ffmpeg.ts";
 
 /** Writes buffered log lines before the process ends (pino may buffer when stdout is a pipe). */
 function exitAfterFlush(ctx: Ctx, code: number): void {
   const log = ctx.log as typeof ctx.log & { flush?: (cb?: (error?: Error) => void) => void };
   if (typeof log.flush !== "function") process.exit(code);
   log.flush(() => process.exit(code));
+}
+
+/**
+ * Checks the ffmpeg found before serving: one named by FFMPEG_BINARY/FFPROBE_BINARY must run (else
+ * the start fails); one found on the PATH or in a package that does not run is dropped with a
+ * warning, and the server accepts images only.
+ */
+async function settleTranscoder(ctx: Ctx): Promise<void> {
+  const { config, log } = ctx;
+  const tools = config.transcoder;
+  if (!tools) {
+    log.warn(
+      "no ffmpeg/ffprobe found (FFMPEG_BINARY, the PATH or the optional npm packages): only images are accepted",
+    );
+    return;
+  }
+  const problem = await checkTranscoder(tools);
+  if (problem && tools.source === "environment") {
+    process.stderr.write(`rookery: configuration error: FFMPEG_BINARY/FFPROBE_BINARY: ${problem}\n`);
+    await ctx.events.close();
+    await ctx.db.close();
+    process.exit(1);
+  }
+  if (problem) {
+    log.warn({ problem }, `the ffmpeg from the ${tools.source} does not run here: only images are accepted`);
+    config.transcoder = undefined;
+    return;
+  }
+  log.info(
+    { ffmpeg: tools.ffmpeg, ffprobe: tools.ffprobe },
+    `video, audio and animated GIFs are accepted (ffmpeg from the ${tools.source})`,
+  );
 }
 
 /** Starts the web server and/or the job workers, as ROOKERY_ROLE says; stops gracefully on SIGTERM/SIGINT. */
@@ -24,6 +57,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const { config, log } = ctx;
+  await settleTranscoder(ctx);
   let app: FastifyInstance | undefined;
   let stopping = false;
 
@@ -70,15 +104,6 @@ async function main(): Promise<void> {
     await ctx.jobs.start();
     if (!stopping) log.info("job workers started");
   }
-  if (config.transcoder)
-    log.info(
-      { ffmpeg: config.transcoder.ffmpeg, ffprobe: config.transcoder.ffprobe },
-      `video, audio and animated GIFs are accepted (ffmpeg from the ${config.transcoder.source})`,
-    );
-  else
-    log.warn(
-      "no ffmpeg/ffprobe found (FFMPEG_BINARY, the PATH or the optional npm packages): only images are accepted",
-    );
   // Events caused in a worker (new posts, notifications) reach streaming clients of a web process only over Redis.
   if (config.role !== "all" && !config.redisUrl)
     log.warn(

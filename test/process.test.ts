@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -323,6 +323,45 @@ describe(`the server process (${TEST_ENGINE})`, () => {
         assert.deepEqual(child.lines, [], label);
       }),
     );
+  });
+
+  test(
+    "an FFMPEG_BINARY that is no program, or one that does not run, exits 1 naming it",
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "rookery-ffmpeg-"));
+      dirs.push(dir);
+      const broken = join(dir, "ffmpeg");
+      writeFileSync(broken, "#!/bin/sh\necho 'cannot execute binary file' >&2\nexit 126\n");
+      chmodSync(broken, 0o755);
+      writeFileSync(join(dir, "ffprobe"), "#!/bin/sh\nexit 126\n");
+      chmodSync(join(dir, "ffprobe"), 0o755);
+
+      const missing = start(await environment({ FFMPEG_BINARY: join(dir, "nothing") }, { database: false }));
+      assert.equal((await missing.exit()).code, 1);
+      assert.equal(
+        missing.stderr,
+        `rookery: configuration error: FFMPEG_BINARY must name an executable program, got "${join(dir, "nothing")}"\n`,
+      );
+
+      const failing = start(await environment({ FFMPEG_BINARY: broken }));
+      assert.equal((await failing.exit()).code, 1);
+      assert.match(
+        failing.stderr,
+        /^rookery: configuration error: FFMPEG_BINARY\/FFPROBE_BINARY: .*ffmpeg does not run/,
+      );
+    },
+  );
+
+  test("the start log says which ffmpeg converts video and audio", { timeout: 60_000 }, async () => {
+    const server = start(await environment());
+    const line = await server.waitForLine(
+      (l) => /video, audio and animated GIFs are accepted|only images are accepted/.test(l.msg ?? ""),
+      "the ffmpeg line",
+    );
+    assert.match(String(line.msg), /accepted/);
+    server.child.kill("SIGTERM");
+    await server.exit();
   });
 
   test(

@@ -3,7 +3,16 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { DEMUXERS, findTranscoder, parseProbe, probe, runTool, ToolFailed, TranscoderConfigError } from "./ffmpeg.ts";
+import {
+  checkTranscoder,
+  DEMUXERS,
+  findTranscoder,
+  parseProbe,
+  probe,
+  runTool,
+  ToolFailed,
+  TranscoderConfigError,
+} from "./ffmpeg.ts";
 import { CONTAINERS } from "./transcode.ts";
 
 describe("findTranscoder", () => {
@@ -51,6 +60,27 @@ describe("findTranscoder", () => {
     const found = findTranscoder({ PATH: "" });
     if (found) assert.equal(found.source, "npm package");
     if (found) assert.match(found.ffmpeg, /@ffmpeg-installer/);
+  });
+});
+
+describe("checkTranscoder", () => {
+  test("programs that print their version pass; one that fails is named", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "rookery-check-"));
+    try {
+      const good = join(folder, "good");
+      writeFileSync(good, "#!/bin/sh\necho 'ffmpeg version 9'\n");
+      const bad = join(folder, "bad");
+      writeFileSync(bad, "#!/bin/sh\nexit 126\n");
+      chmodSync(good, 0o755);
+      chmodSync(bad, 0o755);
+      assert.equal(await checkTranscoder({ ffmpeg: good, ffprobe: good, source: "path" }), undefined);
+      assert.equal(
+        await checkTranscoder({ ffmpeg: good, ffprobe: bad, source: "path" }),
+        `${bad} does not run: exited with 126`,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 

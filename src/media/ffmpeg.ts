@@ -85,6 +85,22 @@ export function findTranscoder(env: Env): Transcoder | undefined {
   return undefined;
 }
 
+/**
+ * Whether the programs found really run here (a package built for another system, a broken
+ * install): answers what is wrong, or undefined when both print their version.
+ */
+export async function checkTranscoder(tools: Transcoder): Promise<string | undefined> {
+  for (const program of [tools.ffmpeg, tools.ffprobe]) {
+    try {
+      const output = await runTool(program, ["-version"], { timeoutMs: 10_000 });
+      if (!/version/i.test(output)) return `${program} -version printed no version`;
+    } catch (error) {
+      return `${program} does not run: ${(error as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
 export class ToolFailed extends Error {
   override name = "ToolFailed";
   readonly stderr: string;

@@ -46,7 +46,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { before, describe, test } from "node:test";
+import { before, describe, mock, test } from "node:test";
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import type { Transaction } from "kysely";
 import type { LogEvent } from "kysely";
@@ -871,4 +871,14 @@ export function describeAuth(route: string, server: () => TestServer, check: Aut
       });
     }
   });
+}
+
+/** Runs `fn` with the clock moved forward (Date only; timers keep running). */
+export async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  mock.timers.enable({ apis: ["Date"], now: Date.now() + ms });
+  try {
+    return await fn();
+  } finally {
+    mock.timers.reset();
+  }
 }

@@ -7,7 +7,7 @@
  * itself (codecs, meta, refusals) is tested in media_video.test.ts.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, mock, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import sharp from "sharp";
 import {
@@ -19,6 +19,7 @@ import {
   type MultipartPart,
   request,
   uploadImage,
+  later,
   type TestServer,
   type TestUser,
 } from "../kit.ts";
@@ -50,16 +51,6 @@ const iphoneMov = () =>
   ]);
 
 const inMinutes = (minutes: number) => new Date(Date.now() + minutes * MINUTE).toISOString();
-
-/** Runs `fn` with the clock moved forward (Date only; timers keep running). */
-async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
-  mock.timers.enable({ apis: ["Date"], now: Date.now() + ms });
-  try {
-    return await fn();
-  } finally {
-    mock.timers.reset();
-  }
-}
 
 describe("media as Mastodon clients use it", { skip: noTranscoder }, () => {
   let server: TestServer;

@@ -4,7 +4,7 @@
  * that posts each one exactly once at its time.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, mock, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { newId } from "../../src/db/ids.ts";
 import { publishScheduledStatus } from "../../src/services/statuses/schedule.ts";
@@ -21,6 +21,7 @@ import {
   tokenFor,
   uploadImage,
   type StandardAccounts,
+  later,
   type TestServer,
   type TestUser,
 } from "../kit.ts";
@@ -43,16 +44,6 @@ function links(res: LightMyRequestResponse): Record<string, string> {
     result[match[2]] = match[1];
   }
   return result;
-}
-
-/** Runs `fn` with the clock moved forward (Date only; timers keep running). */
-async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
-  mock.timers.enable({ apis: ["Date"], now: Date.now() + ms });
-  try {
-    return await fn();
-  } finally {
-    mock.timers.reset();
-  }
 }
 
 describe("scheduled statuses", () => {

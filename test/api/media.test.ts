@@ -458,6 +458,13 @@ describe("media attachments", () => {
     scope: "write:media",
     send: async (_, token) => uploadRes(token, [{ name: "file", value: await jpeg(16, 16), filename: "a.jpg" }]),
   });
+  describeAuth("DELETE /api/v1/media/:id/thumbnail", () => server, {
+    scope: "write:media",
+    send: async (_, token, owner) => {
+      const media = await uploadImage(server, owner);
+      return request(server.app, "DELETE", `/api/v1/media/${media.id}/thumbnail`, { token });
+    },
+  });
   for (const method of ["GET", "PUT", "DELETE"] as const) {
     describeAuth(`${method} /api/v1/media/:id`, () => server, {
       scope: "write:media",

@@ -5,10 +5,10 @@ import type { MediaAttachmentRow } from "../../db/schema.ts";
 import { serializeMediaAttachment } from "../../entities/media_attachment.ts";
 import { ParameterMissing, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { failureReason, waitForProcessing } from "../../services/media/timed.ts";
+import { waitForProcessing } from "../../services/media/timed.ts";
 import {
   deleteOwnMedia,
-  findOwnUnattachedMedia,
+  findOwnUsableMedia,
   removeThumbnail,
   updateMedia,
   uploadMedia,
@@ -24,12 +24,6 @@ async function thumbnailParam(value: ParamValue | undefined): Promise<Buffer | u
   if (value.size > LIMITS.media.imageSizeLimit)
     throw new ValidationFailed(`Thumbnail file size must be less than ${LIMITS.media.imageSizeLimit / 1024 / 1024} MB`);
   return value.data ?? (await readFile(value.path));
-}
-
-/** Mastodon's answer for media whose conversion failed, with the reason. */
-function processingFailed(row: MediaAttachmentRow): Unprocessable {
-  const reason = failureReason(row);
-  return new Unprocessable(`Error processing thumbnail for uploaded media${reason ? `: ${reason}` : ""}`);
 }
 
 const processing = (row: MediaAttachmentRow) => row.processing === "queued" || row.processing === "in_progress";
@@ -79,19 +73,19 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
         reply.raw.off("close", onClose);
         if (!socket.destroyed) socket.setTimeout?.(idleTimeout ?? 0);
       }
-      if (row.processing === "failed") throw processingFailed(row);
+      // Failed meanwhile: the same 422 as GET.
+      if (row.processing === "failed") row = await findOwnUsableMedia(ctx, userOf(req).account, row.id);
     }
     return reply.code(processing(row) ? 202 : 200).send(serializeMediaAttachment(ctx, row));
   });
 
-  const answer = (reply: FastifyReply, row: MediaAttachmentRow) => {
-    if (row.processing === "failed") throw processingFailed(row);
-    return reply.code(processing(row) ? 206 : 200).send(serializeMediaAttachment(ctx, row));
-  };
+  // Media still being converted answer 206, as Mastodon's.
+  const answer = (reply: FastifyReply, row: MediaAttachmentRow) =>
+    reply.code(processing(row) ? 206 : 200).send(serializeMediaAttachment(ctx, row));
 
   app.get("/api/v1/media/:id", { preHandler: write }, async (req, reply) => {
     const viewer = userOf(req);
-    return answer(reply, await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id)));
+    return answer(reply, await findOwnUsableMedia(ctx, viewer.account, toId(req.input.id)));
   });
 
   app.put(
@@ -99,9 +93,7 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
     { preHandler: write, config: { maxFileSize: LIMITS.media.imageSizeLimit + 1 } },
     async (req, reply) => {
       const viewer = userOf(req);
-      const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
-      // Mastodon refuses changes to media whose conversion failed before making any.
-      if (media.processing === "failed") throw processingFailed(media);
+      const media = await findOwnUsableMedia(ctx, viewer.account, toId(req.input.id));
       const updated = await updateMedia(ctx, media, {
         description: toStringParam(req.input.description),
         focus: toStringParam(req.input.focus),
@@ -113,8 +105,7 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
 
   app.delete("/api/v1/media/:id/thumbnail", { preHandler: write }, async (req, reply) => {
     const viewer = userOf(req);
-    const media = await findOwnUnattachedMedia(ctx, viewer.account, toId(req.input.id));
-    if (media.processing === "failed") throw processingFailed(media);
+    const media = await findOwnUsableMedia(ctx, viewer.account, toId(req.input.id));
     return answer(reply, await removeThumbnail(ctx, media));
   });
 

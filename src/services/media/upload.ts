@@ -18,7 +18,7 @@ import {
   storeThumbnail,
   type UploadSource,
 } from "./pictures.ts";
-import { acceptTimedMedia, mediaFolder } from "./timed.ts";
+import { acceptTimedMedia, failureReason, mediaFolder } from "./timed.ts";
 
 export interface UploadParams {
   file: UploadSource;
@@ -160,7 +160,25 @@ async function findOwnMedia(ctx: Ctx, account: AccountRow, id: string | undefine
   return row;
 }
 
-/** One of the viewer's media not yet attached to a status (GET/PUT /api/v1/media/:id), or 404. */
+/**
+ * One of the viewer's unattached media that can still be used (GET and PUT /api/v1/media/:id, DELETE
+ * its thumbnail): 404 as `findOwnUnattachedMedia`, and 422 with the reason when its conversion
+ * failed (Mastodon refuses before changing anything).
+ */
+export async function findOwnUsableMedia(
+  ctx: Ctx,
+  account: AccountRow,
+  id: string | undefined,
+): Promise<MediaAttachmentRow> {
+  const row = await findOwnUnattachedMedia(ctx, account, id);
+  if (row.processing === "failed") {
+    const reason = failureReason(row);
+    throw new Unprocessable(`Error processing thumbnail for uploaded media${reason ? `: ${reason}` : ""}`);
+  }
+  return row;
+}
+
+/** One of the viewer's media not yet attached to a status, or 404. */
 export async function findOwnUnattachedMedia(
   ctx: Ctx,
   account: AccountRow,

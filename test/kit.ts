@@ -355,6 +355,24 @@ export async function request(
   return app.inject({ method, url, headers, payload });
 }
 
+/** The routes of the app, read from Fastify's route tree: [method, path] pairs. */
+export function routesOf(app: FastifyInstance): Array<[string, string]> {
+  const routes: Array<[string, string]> = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split("\n")) {
+    const match = /^([\s│├└─]*?)(?:[├└]── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const level = Math.floor(match[1].length / 4);
+    stack.length = level;
+    stack[level] = match[2];
+    const path = stack.join("").replace(/^\/+/, "/");
+    for (const method of (match[3] ?? "").split(", ").filter(Boolean)) {
+      if (method !== "HEAD" && method !== "OPTIONS") routes.push([method, path]);
+    }
+  }
+  return routes;
+}
+
 export const get = (app: FastifyInstance, url: string, token?: string) => request(app, "GET", url, { token });
 
 /** `[status, error text]` of a response, for one-line assertions on error shapes. */

@@ -237,3 +237,10 @@ export function toTime(value: ParamValue | undefined): Date | null | undefined {
   if (Number.isNaN(time) || time < EARLIEST_TIME || time > LATEST_TIME) return null;
   return new Date(time);
 }
+
+/** `scheduled_at`, POSTed with a status or PUT on a scheduled one: unreadable or out of range is 422. */
+export function scheduledAtParam(value: ParamValue | undefined): Date | undefined {
+  const time = toTime(value);
+  if (time === null) throw new ValidationFailed("Scheduled at is not a valid date");
+  return time;
+}

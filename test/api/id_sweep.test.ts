@@ -6,12 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { FastifyInstance, LightMyRequestResponse } from "fastify";
+import type { LightMyRequestResponse } from "fastify";
 import { Browser } from "../browser.ts";
 import {
   createTestServer,
   postStatus,
   request,
+  routesOf,
   standardAccounts,
   uploadImage,
   type StandardAccounts,
@@ -36,24 +37,6 @@ const BAD_DATES = [
 
 const ID_FIELDS = ["id", "in_reply_to_id", "account_id", "max_id", "since_id", "min_id", "status_id"];
 const LIST_FIELDS = ["media_ids", "id", "choices", "allowed_mentions"];
-
-/** The routes of the app, read from Fastify's route tree: [method, path] pairs. */
-function routesOf(app: FastifyInstance): Array<[string, string]> {
-  const routes: Array<[string, string]> = [];
-  const stack: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split("\n")) {
-    const match = /^([\s│├└─]*?)(?:[├└]── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) continue;
-    const level = Math.floor(match[1].length / 4);
-    stack.length = level;
-    stack[level] = match[2];
-    const path = stack.join("").replace(/^\/+/, "/");
-    for (const method of (match[3] ?? "").split(", ").filter(Boolean)) {
-      if (method !== "HEAD" && method !== "OPTIONS") routes.push([method, path]);
-    }
-  }
-  return routes;
-}
 
 /**
  * Several bodies per bad value, so that one early refusal (a poll beside media, say) does not hide

@@ -31,6 +31,7 @@ import type { ScheduledStatus, Status } from "../types.ts";
 const MINUTE = 60_000;
 const TOO_SOON = "Validation failed: Scheduled at The scheduled date must be in the future";
 const RESCHEDULE_TOO_SOON = "Validation failed: Scheduled at The scheduled date must be in the future";
+const NOT_A_DATE = "Validation failed: Scheduled at is not a valid date";
 
 const inMinutes = (minutes: number) => new Date(Date.now() + minutes * MINUTE).toISOString();
 
@@ -254,7 +255,7 @@ describe("scheduled statuses", () => {
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json<ScheduledStatus>().scheduled_at, at);
       assert.equal(res.json<ScheduledStatus>().params.text, "moving");
-      for (const value of [inMinutes(2), inMinutes(-60), "garbage"]) {
+      for (const value of [inMinutes(2), inMinutes(-60)]) {
         assert.deepEqual(
           errorOf(
             await request(server.app, "PUT", `/api/v1/scheduled_statuses/${body.id}`, {
@@ -279,6 +280,29 @@ describe("scheduled statuses", () => {
           })
         ).statusCode,
         404,
+      );
+    });
+
+    test("PUT with an unreadable or out-of-range date answers what POST answers", async () => {
+      const body = await schedule(a.alice, { status: "when exactly?" });
+      for (const value of ["garbage", "next tuesday", "20000-01-01T00:00:00Z", "+275760-09-13T00:00:00Z", "1e308"]) {
+        for (const method of ["PUT", "PATCH"] as const)
+          assert.deepEqual(
+            errorOf(
+              await request(server.app, method, `/api/v1/scheduled_statuses/${body.id}`, {
+                token: a.alice.token,
+                form: { scheduled_at: value },
+              }),
+            ),
+            [422, NOT_A_DATE],
+            value,
+          );
+        assert.deepEqual(errorOf(await post(a.alice, { status: "when?", scheduled_at: value })), [422, NOT_A_DATE]);
+      }
+      assert.equal(
+        (await get(server.app, `/api/v1/scheduled_statuses/${body.id}`, a.alice.token)).json<ScheduledStatus>()
+          .scheduled_at,
+        body.scheduled_at,
       );
     });
 

@@ -9,6 +9,7 @@ import {
 } from "../../services/announcements/announcements.ts";
 import { userOf } from "../auth.ts";
 import { toId } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** Announcements for users: the published ones, dismissing, reactions. */
 export default async function announcementRoutes(app: FastifyInstance, ctx: Ctx) {
@@ -26,7 +27,8 @@ export default async function announcementRoutes(app: FastifyInstance, ctx: Ctx)
     return {};
   });
 
-  app.put<{ Params: { id: string; name: string } }>(
+  updateRoute<{ Params: { id: string; name: string } }>(
+    app,
     "/api/v1/announcements/:id/reactions/:name",
     { preHandler: react },
     async (req) => {

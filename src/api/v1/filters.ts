@@ -13,6 +13,7 @@ import {
 import { userOf } from "../auth.ts";
 import { toBoolean, toId, toStringArray, toStringParam, type ParamObject } from "../params.ts";
 import { expiresInParam } from "../v2/filters.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** Deprecated since Mastodon 4.0 (2022-11-14), as Mastodon announces it. */
 const deprecated = (reply: FastifyReply) => reply.header("Deprecation", "@1668384000");
@@ -46,7 +47,7 @@ export default async function v1FilterRoutes(app: FastifyInstance, ctx: Ctx) {
     deprecated(reply);
     return render(await v1FilterOf(ctx, account(req), toId(req.input.id)));
   });
-  app.put("/api/v1/filters/:id", { preHandler: write }, async (req, reply) => {
+  updateRoute(app, "/api/v1/filters/:id", { preHandler: write }, async (req, reply) => {
     deprecated(reply);
     return render(await updateV1Filter(ctx, account(req), toId(req.input.id), v1Params(req.input)));
   });

@@ -18,6 +18,7 @@ import {
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toBoolean, toId, toInteger, toStringArray, toStringParam, type ParamObject } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 function listParams(input: ParamObject): ListParams {
   return {
@@ -44,7 +45,7 @@ export default async function listRoutes(app: FastifyInstance, ctx: Ctx) {
     serializeList(await createList(ctx, userOf(req).account, listParams(req.input))),
   );
 
-  app.put("/api/v1/lists/:id", { preHandler: write }, async (req) => {
+  updateRoute(app, "/api/v1/lists/:id", { preHandler: write }, async (req) => {
     const list = await ownList(ctx, userOf(req).account, toId(req.input.id));
     return serializeList(await updateList(ctx, list, listParams(req.input)));
   });

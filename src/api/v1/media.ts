@@ -15,6 +15,7 @@ import {
 } from "../../services/media/upload.ts";
 import { userOf } from "../auth.ts";
 import { isUploadedFile, toId, toStringParam, type ParamValue } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** An optional `thumbnail` file part; an empty one (a form with no file chosen) is no thumbnail. */
 async function thumbnailParam(value: ParamValue | undefined): Promise<Buffer | undefined> {
@@ -88,7 +89,8 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
     return answer(reply, await findOwnUsableMedia(ctx, viewer.account, toId(req.input.id)));
   });
 
-  app.put(
+  updateRoute(
+    app,
     "/api/v1/media/:id",
     { preHandler: write, config: { maxFileSize: LIMITS.media.imageSizeLimit + 1 } },
     async (req, reply) => {

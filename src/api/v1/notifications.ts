@@ -27,6 +27,7 @@ import type { AccountRow, NotificationRequestRow } from "../../db/schema.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toBoolean, toId, toLimit, toStringArray, type ParamObject, type ParamValue } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** `types[]` / `exclude_types[]`: unknown names are ignored (only unknown `types[]` match nothing). */
 function typesParam(value: ParamValue | undefined): NotificationType[] | undefined {
@@ -115,7 +116,7 @@ export default async function notificationRoutes(app: FastifyInstance, ctx: Ctx)
     serializePolicyV1(await policyOf(ctx, userOf(req).account.id)),
   );
 
-  app.patch("/api/v1/notifications/policy", { preHandler: write }, async (req) =>
+  updateRoute(app, "/api/v1/notifications/policy", { preHandler: write }, async (req) =>
     serializePolicyV1(await updatePolicy(ctx, userOf(req).account.id, v1PolicyChanges(req.input))),
   );
 

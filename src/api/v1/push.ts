@@ -12,6 +12,7 @@ import {
 import { vapidKeys } from "../../services/push/vapid.ts";
 import { userOf } from "../auth.ts";
 import { toBoolean, toObject, toStringParam, type ParamObject } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** `data[alerts][<type>]` and `data[policy]`. */
 function alertsAndPolicy(input: ParamObject): Pick<SubscriptionParams, "alerts" | "policy"> {
@@ -52,7 +53,7 @@ export default async function pushRoutes(app: FastifyInstance, ctx: Ctx) {
     return render(row);
   });
 
-  app.put("/api/v1/push/subscription", { preHandler: push }, async (req) =>
+  updateRoute(app, "/api/v1/push/subscription", { preHandler: push }, async (req) =>
     render(await updateSubscription(ctx, token(req), alertsAndPolicy(req.input))),
   );
 

@@ -9,7 +9,8 @@ import {
 } from "../../services/statuses/schedule.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
-import { toId, toTime } from "../params.ts";
+import { scheduledAtParam, toId } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: Ctx) {
   const read = app.auth({ scopes: ["read:statuses"], user: true });
@@ -28,10 +29,10 @@ export default async function scheduledStatusRoutes(app: FastifyInstance, ctx: C
     return serializeScheduledStatus(ctx, await findOwnScheduledStatus(ctx, viewer.account, toId(req.input.id)));
   });
 
-  app.put("/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {
+  updateRoute(app, "/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {
     const viewer = userOf(req);
     const row = await findOwnScheduledStatus(ctx, viewer.account, toId(req.input.id));
-    return serializeScheduledStatus(ctx, await rescheduleStatus(ctx, row, toTime(req.input.scheduled_at) ?? undefined));
+    return serializeScheduledStatus(ctx, await rescheduleStatus(ctx, row, scheduledAtParam(req.input.scheduled_at)));
   });
 
   app.delete("/api/v1/scheduled_statuses/:id", { preHandler: write }, async (req) => {

@@ -23,9 +23,10 @@ import {
   toObject,
   toStringArray,
   toStringParam,
-  toTime,
+  scheduledAtParam,
   type ParamObject,
 } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** The poll of a create or edit request, when `poll[options]` or `poll[expires_in]` is given. */
 export function pollParams(input: ParamObject): PollParams | undefined {
@@ -45,8 +46,7 @@ export function createParams(input: ParamObject): PostParams {
   const inReplyToId = replyTo ? toId(replyTo) : undefined;
   // A reply target that is not an ID cannot exist.
   if (replyTo && !inReplyToId) throw new ReplyTargetNotFound();
-  const scheduledAt = toTime(input.scheduled_at);
-  if (scheduledAt === null) throw new ValidationFailed("Scheduled at is not a valid date");
+  const scheduledAt = scheduledAtParam(input.scheduled_at);
   return {
     text: toStringParam(input.status) ?? "",
     mediaIds: toStringArray(input.media_ids),
@@ -136,13 +136,18 @@ export default async function statusRoutes(app: FastifyInstance, ctx: Ctx) {
     };
   });
 
-  app.put("/api/v1/statuses/:id", { preHandler: writeStatuses, config: { throttles: ["statuses"] } }, async (req) => {
-    const viewer = userOf(req);
-    const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);
-    if (status.reblog_of_id) throw new NotFound();
-    const updated = await editStatus(ctx, status, editParams(req.input));
-    return serializeStatus(ctx, updated, viewer.account);
-  });
+  updateRoute(
+    app,
+    "/api/v1/statuses/:id",
+    { preHandler: writeStatuses, config: { throttles: ["statuses"] } },
+    async (req) => {
+      const viewer = userOf(req);
+      const status = await findOwnStatus(ctx, toId(req.input.id), viewer.account.id);
+      if (status.reblog_of_id) throw new NotFound();
+      const updated = await editStatus(ctx, status, editParams(req.input));
+      return serializeStatus(ctx, updated, viewer.account);
+    },
+  );
 
   app.get("/api/v1/statuses/:id/history", { preHandler: readStatuses }, async (req) => {
     const viewer = req.viewer?.account ?? undefined;

@@ -32,6 +32,7 @@ import {
   type ParamObject,
   type ParamValue,
 } from "../params.ts";
+import { updateRoute } from "../update_route.ts";
 
 const render = (loaded: LoadedFilter) => serializeFilter(loaded.filter, loaded.keywords, loaded.statuses);
 
@@ -88,7 +89,7 @@ export default async function filterRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/api/v2/filters/:id", { preHandler: read }, async (req) =>
     render(await filterOf(ctx, account(req), toId(req.input.id))),
   );
-  app.put("/api/v2/filters/:id", { preHandler: write }, async (req) =>
+  updateRoute(app, "/api/v2/filters/:id", { preHandler: write }, async (req) =>
     render(await updateFilter(ctx, account(req), toId(req.input.id), filterParams(req.input))),
   );
   app.delete("/api/v2/filters/:id", { preHandler: write }, async (req) => {
@@ -113,7 +114,7 @@ export default async function filterRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/api/v2/filters/keywords/:id", { preHandler: read }, async (req) =>
     serializeFilterKeyword((await ownKeyword(ctx, account(req), toId(req.input.id))).keyword),
   );
-  app.put("/api/v2/filters/keywords/:id", { preHandler: write }, async (req) =>
+  updateRoute(app, "/api/v2/filters/keywords/:id", { preHandler: write }, async (req) =>
     serializeFilterKeyword(
       await updateKeyword(
         ctx,

@@ -28,6 +28,7 @@ import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toLimit, toStringArray, toStringParam, type ParamObject } from "../params.ts";
 import { notificationFilter } from "../v1/notifications.ts";
+import { updateRoute } from "../update_route.ts";
 
 /** The filter of the grouped list: v1's, without `account_id` (ignored, as Mastodon does), plus `grouped_types[]`. */
 function groupedFilter(input: ParamObject): GroupedFilter {
@@ -117,7 +118,7 @@ export default async function groupedNotificationRoutes(app: FastifyInstance, ct
     serializePolicyV2(await policyOf(ctx, userOf(req).account.id)),
   );
 
-  app.patch("/api/v2/notifications/policy", { preHandler: write }, async (req) =>
+  updateRoute(app, "/api/v2/notifications/policy", { preHandler: write }, async (req) =>
     serializePolicyV2(await updatePolicy(ctx, userOf(req).account.id, v2PolicyChanges(req.input))),
   );
 

@@ -11,6 +11,7 @@ import {
 } from "../../../services/admin/domain_blocks.ts";
 import { pageParams, setLinkHeader } from "../../pagination.ts";
 import { toBoolean, toId, toStringParam, type ParamObject } from "../../params.ts";
+import { updateRoute } from "../../update_route.ts";
 
 function blockParams(input: ParamObject): DomainBlockParams {
   return {
@@ -41,7 +42,7 @@ export default async function adminDomainBlockRoutes(app: FastifyInstance, ctx: 
   app.post("/api/v1/admin/domain_blocks", { preHandler: write }, async (req) =>
     serializeAdminDomainBlock(await createDomainBlock(ctx, blockParams(req.input), serializeAdminDomainBlock)),
   );
-  app.put("/api/v1/admin/domain_blocks/:id", { preHandler: write }, async (req) => {
+  updateRoute(app, "/api/v1/admin/domain_blocks/:id", { preHandler: write }, async (req) => {
     const { domain: _ignored, ...changes } = blockParams(req.input);
     return serializeAdminDomainBlock(await updateDomainBlock(ctx, toId(req.input.id), changes));
   });

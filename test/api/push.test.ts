@@ -9,7 +9,9 @@ import { createECDH, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
+import { Writable } from "node:stream";
 import ece from "http_ece";
+import { pino } from "pino";
 import {
   createTestServer,
   createUser,
@@ -79,10 +81,20 @@ function decrypt(message: Received, keys: ReturnType<typeof subscriberKeys>): Re
 
 describe("Web Push", () => {
   let server: TestServer;
+  const logged: Array<{ level: number; msg: string; endpoint?: string }> = [];
   const service = new PushService();
   before(async () => {
     await service.start();
-    server = await createTestServer({ env: { ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1" } });
+    const sink = new Writable({
+      write(chunk, _encoding, callback) {
+        for (const line of String(chunk).split("\n").filter(Boolean)) logged.push(JSON.parse(line));
+        callback();
+      },
+    });
+    server = await createTestServer({
+      env: { ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1" },
+      log: pino({ level: "info" }, sink),
+    });
   });
   after(async () => {
     await server.close();
@@ -181,6 +193,111 @@ describe("Web Push", () => {
       assert.equal(errorOf(await post({ subscription }))[0], 422, JSON.stringify(subscription));
     assert.equal(errorOf(await post({ subscription: good, data: { policy: "friends" } }))[0], 422);
     assert.equal((await get(server.app, "/api/v1/push/subscription", token)).statusCode, 404, "nothing was stored");
+  });
+
+  test("keys in the standard base64 alphabet, padded or not, are accepted and work (Mastodon.py sends them)", async () => {
+    const [receiver, sender] = await Promise.all([user("stdkeys"), user("stdsender")]);
+    const standard = (bytes: Buffer, padded: boolean) => {
+      const text = bytes.toString("base64");
+      return padded ? text : text.replace(/=+$/, "");
+    };
+    for (const [path, padded] of [
+      ["/std-padded", true],
+      ["/std-bare", false],
+    ] as const) {
+      const keys = subscriberKeys();
+      const token = await tokenFor(server.ctx, receiver, "push");
+      const res = await request(server.app, "POST", "/api/v1/push/subscription", {
+        token,
+        form: {
+          "subscription[endpoint]": `${service.base}${path}`,
+          "subscription[keys][p256dh]": standard(keys.ecdh.getPublicKey(), padded),
+          "subscription[keys][auth]": standard(keys.auth, padded),
+          "data[alerts][mention]": "true",
+          "subscription[standard]": "true",
+        },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      await postStatus(server, sender, { status: `@${receiver.username} ${path}` });
+      await server.ctx.jobs.drain();
+      const [message] = messagesTo(path);
+      assert.ok(message, `pushed to ${path}`);
+      assert.match(String(decrypt(message, keys).body), new RegExp(path));
+    }
+    // URL-safe with padding too.
+    const keys = subscriberKeys();
+    const padded = await request(server.app, "POST", "/api/v1/push/subscription", {
+      token: await tokenFor(server.ctx, receiver, "push"),
+      json: {
+        subscription: {
+          endpoint: `${service.base}/url-padded`,
+          keys: { p256dh: `${keys.p256dh}=`, auth: `${keys.authText}==` },
+        },
+      },
+    });
+    assert.equal(padded.statusCode, 200, padded.body);
+  });
+
+  test("keys that are no P-256 point or no 16-byte secret are 422, in either alphabet", async () => {
+    const owner = await user("badkeys");
+    const token = await tokenFor(server.ctx, owner, "push");
+    const keys = subscriberKeys();
+    const offCurve = Buffer.from(keys.ecdh.getPublicKey());
+    offCurve[40]! ^= 1;
+    const compressed = keys.ecdh.getPublicKey(undefined, "compressed");
+    const post = (p256dh: string, auth: string) =>
+      request(server.app, "POST", "/api/v1/push/subscription", {
+        token,
+        json: { subscription: { endpoint: `${service.base}/bad`, keys: { p256dh, auth } } },
+      });
+    assert.deepEqual(errorOf(await post(offCurve.toString("base64"), keys.authText)), [
+      422,
+      "Validation failed: Key p256dh is not a valid P-256 public key",
+    ]);
+    assert.deepEqual(errorOf(await post(compressed.toString("base64url"), keys.authText)), [
+      422,
+      "Validation failed: Key p256dh is not a valid P-256 public key",
+    ]);
+    assert.deepEqual(errorOf(await post(`${keys.p256dh}!`, keys.authText)), [
+      422,
+      "Validation failed: Key p256dh is not a valid P-256 public key",
+    ]);
+    assert.deepEqual(errorOf(await post(keys.p256dh, randomBytes(15).toString("base64"))), [
+      422,
+      "Validation failed: Key auth must be 16 bytes",
+    ]);
+    assert.deepEqual(errorOf(await post(keys.p256dh, "a")), [422, "Validation failed: Key auth must be 16 bytes"]);
+    assert.equal((await get(server.app, "/api/v1/push/subscription", token)).statusCode, 404, "nothing was stored");
+  });
+
+  test("an endpoint the SSRF guard refuses is removed at the first delivery, logged once at info, not retried", async () => {
+    const [receiver, sender] = await Promise.all([user("ssrfreceiver"), user("ssrfsender")]);
+    const token = await tokenFor(server.ctx, receiver, "push");
+    const keys = subscriberKeys();
+    const res = await request(server.app, "POST", "/api/v1/push/subscription", {
+      token,
+      json: {
+        subscription: { endpoint: "http://169.254.169.254/push", keys: { p256dh: keys.p256dh, auth: keys.authText } },
+        data: { alerts: { mention: true } },
+      },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const before = logged.length;
+    await postStatus(server, sender, { status: `@${receiver.username} metadata?` });
+    await server.ctx.jobs.drain();
+    assert.equal((await get(server.app, "/api/v1/push/subscription", token)).statusCode, 404, "removed");
+    const lines = logged.slice(before).filter((l) => l.endpoint === "169.254.169.254" || /push/.test(l.msg));
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg]),
+      [[30, "push endpoint refused by the outbound address rules; subscription removed"]],
+    );
+    const failed = await server.ctx.db.kysely
+      .selectFrom("jobs")
+      .select(["attempts", "failed_at"])
+      .where("name", "=", "push.deliver")
+      .where("last_error", "is not", null)
+      .execute();
+    assert.deepEqual(failed, [], "no attempt failed");
   });
 
   test("the VAPID key is on applications too, and stays the same", async () => {

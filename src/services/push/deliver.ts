@@ -4,7 +4,9 @@
  * policy, encrypts the payload for the client (RFC 8291 `aes128gcm` for `standard` subscriptions,
  * the older `aesgcm` Mastodon sends by default), signs with the server's VAPID key (RFC 8292) and
  * posts it to the push service through the SSRF-safe fetch. A push service that answers 404 or 410
- * has forgotten the subscription: it is removed. 429 and 5xx are retried by the job queue.
+ * has forgotten the subscription: it is removed, as is one whose endpoint is an address outbound
+ * requests may not reach (private, loopback: the SSRF guard refuses it, and always will). 429, 5xx
+ * and transient network failures are retried by the job queue; other failures are logged once.
  */
 import webpush from "web-push";
 import type { Kysely } from "kysely";
@@ -12,7 +14,7 @@ import type { Ctx } from "../../context.ts";
 import type { Database, NotificationRow, WebPushSubscriptionRow } from "../../db/schema.ts";
 import { serializeAccount } from "../../entities/account.ts";
 import { htmlToPlainText } from "../../text/sanitize.ts";
-import { safeFetch } from "../http/safe_fetch.ts";
+import { DestinationRefused, safeFetch, SafeFetchError, type SafeFetchResponse } from "../http/safe_fetch.ts";
 import { storedAlerts } from "./subscriptions.ts";
 import { vapidKeys } from "./vapid.ts";
 
@@ -114,6 +116,11 @@ function vapidSubject(ctx: Ctx): string {
     : `mailto:notifications@${ctx.config.localDomain.split(":")[0]}`;
 }
 
+async function removeSubscription(ctx: Ctx, id: string, endpoint: string, why: string): Promise<void> {
+  await ctx.db.kysely.deleteFrom("web_push_subscriptions").where("id", "=", id).execute();
+  ctx.log.info({ endpoint }, `${why}; subscription removed`);
+}
+
 /** The `push.deliver` job. */
 export async function deliverPush(ctx: Ctx, job: PushJob): Promise<void> {
   const db = ctx.db.kysely;
@@ -147,20 +154,32 @@ export async function deliverPush(ctx: Ctx, job: PushJob): Promise<void> {
   );
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(details.headers)) headers[name.toLowerCase()] = String(value);
-  const response = await safeFetch(ctx, details.endpoint, {
-    method: "POST",
-    headers,
-    body: details.body ?? undefined,
-    maxRedirects: 0,
-    maxBytes: 64 * 1024,
-  });
+  const endpointHost = new URL(sub.endpoint).host;
+  let response: SafeFetchResponse;
+  try {
+    response = await safeFetch(ctx, details.endpoint, {
+      method: "POST",
+      headers,
+      body: details.body ?? undefined,
+      maxRedirects: 0,
+      maxBytes: 64 * 1024,
+    });
+  } catch (error) {
+    if (!(error instanceof SafeFetchError) || error.transient) throw error;
+    // An address outbound requests may never reach will not become reachable: the subscription goes.
+    if (error instanceof DestinationRefused) {
+      await removeSubscription(ctx, sub.id, endpointHost, "push endpoint refused by the outbound address rules");
+      return;
+    }
+    ctx.log.warn({ endpoint: endpointHost, reason: error.message }, "push not delivered");
+    return;
+  }
   if (response.status === 404 || response.status === 410) {
-    await db.deleteFrom("web_push_subscriptions").where("id", "=", sub.id).execute();
-    ctx.log.info({ endpoint: new URL(sub.endpoint).host }, "push subscription gone; removed");
+    await removeSubscription(ctx, sub.id, endpointHost, "push subscription gone");
     return;
   }
   if (response.status === 429 || response.status >= 500)
     throw new PushRetry(`push service answered ${response.status}`);
   if (response.status >= 300)
-    ctx.log.warn({ status: response.status, endpoint: new URL(sub.endpoint).host }, "push refused by the push service");
+    ctx.log.warn({ status: response.status, endpoint: endpointHost }, "push refused by the push service");
 }

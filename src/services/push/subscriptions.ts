@@ -3,6 +3,7 @@
  * the push service's endpoint, the client's P-256 key and auth secret, which notification types
  * to push (`alerts`) and from whom (`policy`: all, accounts the user follows, their followers, none).
  */
+import { createPublicKey } from "node:crypto";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { PushPolicy, WebPushSubscriptionRow } from "../../db/schema.ts";
@@ -34,10 +35,43 @@ export interface SubscriptionParams {
   policy?: string;
 }
 
-const base64url = (text: string) => /^[A-Za-z0-9_-]+={0,2}$/.test(text);
-const decodedLength = (text: string) => Buffer.from(text.replace(/=+$/, ""), "base64url").length;
+/**
+ * Base64 in either alphabet, padded or not: browsers send URL-safe keys, Mastodon.py the standard
+ * alphabet (Mastodon decodes both). The bytes, or undefined when the text is no base64.
+ */
+function decodeBase64(text: string): Buffer | undefined {
+  const bare = text.replace(/={1,2}$/, "");
+  if (!/^[A-Za-z0-9+/_-]*$/.test(bare) || bare.length % 4 === 1) return undefined;
+  return Buffer.from(bare.replaceAll("+", "-").replaceAll("/", "_"), "base64url");
+}
 
-function problemsOf(params: SubscriptionParams): string[] {
+/** An uncompressed point on P-256 (65 bytes, 0x04, x, y, on the curve). */
+function isP256Point(bytes: Buffer): boolean {
+  if (bytes.length !== 65 || bytes[0] !== 4) return false;
+  const coordinate = (from: number) => bytes.subarray(from, from + 32).toString("base64url");
+  try {
+    createPublicKey({ key: { kty: "EC", crv: "P-256", x: coordinate(1), y: coordinate(33) }, format: "jwk" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The client's keys, validated and normalized to unpadded URL-safe base64 (what is stored and used). */
+function clientKeys(params: SubscriptionParams, problems: string[]): { p256dh: string; auth: string } {
+  const p256dhText = params.p256dh?.trim() ?? "";
+  const p256dh = decodeBase64(p256dhText);
+  if (!p256dhText) problems.push("Key p256dh can't be blank");
+  else if (!p256dh || !isP256Point(p256dh)) problems.push("Key p256dh is not a valid P-256 public key");
+  const authText = params.auth?.trim() ?? "";
+  const auth = decodeBase64(authText);
+  if (!authText) problems.push("Key auth can't be blank");
+  else if (auth?.length !== 16) problems.push("Key auth must be 16 bytes");
+  return { p256dh: p256dh?.toString("base64url") ?? "", auth: auth?.toString("base64url") ?? "" };
+}
+
+/** The subscription's problems (each one, in the order of the form) and its normalized keys. */
+function validate(params: SubscriptionParams): { problems: string[]; keys: { p256dh: string; auth: string } } {
   const problems: string[] = [];
   const endpoint = params.endpoint?.trim() ?? "";
   if (!endpoint) problems.push("Endpoint can't be blank");
@@ -50,17 +84,10 @@ function problemsOf(params: SubscriptionParams): string[] {
     }
     if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) problems.push("Endpoint is not a valid URL");
   }
-  const p256dh = params.p256dh?.trim() ?? "";
-  if (!p256dh) problems.push("Key p256dh can't be blank");
-  // An uncompressed P-256 point: 65 bytes starting with 0x04.
-  else if (!base64url(p256dh) || decodedLength(p256dh) !== 65 || Buffer.from(p256dh, "base64url")[0] !== 4)
-    problems.push("Key p256dh is not a valid P-256 public key");
-  const auth = params.auth?.trim() ?? "";
-  if (!auth) problems.push("Key auth can't be blank");
-  else if (!base64url(auth) || decodedLength(auth) !== 16) problems.push("Key auth must be 16 bytes");
+  const keys = clientKeys(params, problems);
   if (params.policy !== undefined && !PUSH_POLICIES.includes(params.policy as PushPolicy))
     problems.push("Policy is not included in the list");
-  return problems;
+  return { problems, keys };
 }
 
 /** The alerts as stored: every known type, true or false. */
@@ -92,7 +119,7 @@ export async function subscribe(
   userId: string,
   params: SubscriptionParams,
 ): Promise<WebPushSubscriptionRow> {
-  const problems = problemsOf(params);
+  const { problems, keys } = validate(params);
   if (problems.length > 0) throw new ValidationFailed(problems);
   const now = new Date().toISOString();
   return ctx.db.kysely.transaction().execute(async (tx) => {
@@ -104,8 +131,8 @@ export async function subscribe(
         access_token_id: tokenId,
         user_id: userId,
         endpoint: params.endpoint!.trim(),
-        key_p256dh: params.p256dh!.trim(),
-        key_auth: params.auth!.trim(),
+        key_p256dh: keys.p256dh,
+        key_auth: keys.auth,
         standard: params.standard ?? false,
         alerts: JSON.stringify(alertsOf(params.alerts)),
         policy: (params.policy as PushPolicy | undefined) ?? "all",

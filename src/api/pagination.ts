@@ -4,6 +4,7 @@ import type { Ctx } from "../context.ts";
 import type { PageParams } from "../db/paging.ts";
 import type { AccountPage } from "../db/queries/accounts.ts";
 import { serializeAccounts, type Account } from "../entities/account.ts";
+import { BadRequest } from "../errors.ts";
 import { toId, toInteger, toLimit, type ParamObject, type ParamValue } from "./params.ts";
 
 /** Reads `max_id` / `since_id` / `min_id` / `limit` (clamped to the endpoint's default and maximum). */
@@ -76,13 +77,29 @@ export function setLinkHeader<T>(
   reply.header("Link", links.join(", "));
 }
 
-/** `limit` and `offset` of an offset-paged list (trends, suggestions): absent → defaults, capped. */
+/**
+ * How deep offset paging goes. An offset costs a walk over every row before it, so past this a list
+ * answers an empty page (and no `next` link) instead of a scan — or, beyond 64 bits, a database error.
+ */
+export const MAX_OFFSET = 10_000;
+
+/**
+ * `limit` and `offset` of an offset-paged list (trends, suggestions, the directory, search): absent
+ * → defaults, `limit` capped at `maxLimit`; an offset past `MAX_OFFSET` asks for nothing (limit 0).
+ * Negative values count as 0 (and their absolute value for `limit`, as Mastodon reads it), unless
+ * `refuseNegative` (search, where Mastodon answers 400).
+ */
 export function offsetParams(
   input: ParamObject,
   defaultLimit: number,
   maxLimit: number,
+  options: { refuseNegative?: boolean } = {},
 ): { limit: number; offset: number } {
-  return { limit: toLimit(input.limit, defaultLimit, maxLimit), offset: Math.max(0, toInteger(input.offset) ?? 0) };
+  const offset = toInteger(input.offset) ?? 0;
+  if (options.refuseNegative && (offset < 0 || (toInteger(input.limit) ?? 0) < 0))
+    throw new BadRequest("limit and offset must not be negative");
+  if (offset > MAX_OFFSET) return { limit: 0, offset: MAX_OFFSET };
+  return { limit: toLimit(input.limit, defaultLimit, maxLimit), offset: Math.max(0, offset) };
 }
 
 /**
@@ -98,6 +115,7 @@ export function setOffsetLinkHeader(
   const path = req.url.split("?")[0];
   const url = (offset: number) =>
     `${config.baseUrl}${path}?${toQueryString({ limit: String(page.limit), offset: String(offset) })}`;
+  if (page.limit === 0) return;
   const links: string[] = [];
   if (page.count > 0 && page.count >= page.limit) links.push(`<${url(page.offset + page.limit)}>; rel="next"`);
   if (page.offset > page.limit) links.push(`<${url(page.offset - page.limit)}>; rel="prev"`);

@@ -1,5 +1,5 @@
 /**
- * Every route, fed IDs and dates no client should send (words, numbers beyond 64 bits, exponents,
+ * Every route, fed IDs, dates, offsets and limits no client should send (words, numbers beyond 64 bits, exponents,
  * booleans, objects, far-away years) in the path, the query, JSON and form bodies, answers a
  * clear 4xx (or a normal answer), never a 5xx — on SQLite and on PostgreSQL, whose bigint and
  * timestamp columns refuse what SQLite stores.
@@ -34,6 +34,9 @@ const BAD_DATES = [
   "1e308",
   "275760-09-13T00:00:00Z",
 ];
+
+/** Offsets and limits beyond 64 bits, negative, in exponent form or no number at all. */
+const BAD_COUNTS = ["9223372036854775808", "-9223372036854775809", "99999999999999999999999", "1e308", "-1", "abc"];
 
 const ID_FIELDS = ["id", "in_reply_to_id", "account_id", "max_id", "since_id", "min_id", "status_id"];
 const LIST_FIELDS = ["media_ids", "id", "choices", "allowed_mentions"];
@@ -185,6 +188,19 @@ describe("IDs and dates nobody should send never cause a 5xx", () => {
             );
           else check(await send(method, `${url}?${form}&${token}`, undefined, undefined), `${method} ${url}?${form}`);
         }
+      }
+      // Offsets and limits in the query (which wins over a body), with a query word for the searches.
+      for (const count of BAD_COUNTS) {
+        const query = `q=sweep&offset=${encodeURIComponent(count)}&limit=${encodeURIComponent(count)}&${token}`;
+        check(
+          await send(
+            method,
+            `${url}?${query}`,
+            withBody ? "status=sweep" : undefined,
+            withBody ? "application/x-www-form-urlencoded" : undefined,
+          ),
+          `${method} ${url}?${query}`,
+        );
       }
       if (!withBody) continue;
       for (const value of [...BAD_JSON_IDS, ...BAD_IDS]) {

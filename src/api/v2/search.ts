@@ -1,21 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeAccounts } from "../../entities/account.ts";
 import { serializeStatuses } from "../../entities/status.ts";
 import { serializeTags } from "../../entities/tag.ts";
-import { ApiError, BadRequest } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import { search, searchAccounts, SEARCH_TYPES, type SearchType } from "../../services/search/search.ts";
 import { userOf } from "../auth.ts";
-import { requireString, toBoolean, toId, toInteger, toStringParam } from "../params.ts";
-
-/** `limit` and `offset` of a search: absent → defaults; negative → 400, as Mastodon answers. */
-function searchPage(req: FastifyRequest, fallback: number, max: number): { limit: number; offset: number } {
-  const limit = toInteger(req.input.limit);
-  const offset = toInteger(req.input.offset);
-  if ((limit !== undefined && limit < 0) || (offset !== undefined && offset < 0))
-    throw new BadRequest("limit and offset must not be negative");
-  return { limit: Math.min(limit ?? fallback, max), offset: offset ?? 0 };
-}
+import { offsetParams } from "../pagination.ts";
+import { requireString, toBoolean, toId, toStringParam } from "../params.ts";
 
 /** Search: `GET /api/v2/search` (accounts, hashtags, statuses) and `GET /api/v1/accounts/search`. */
 export default async function searchRoutes(app: FastifyInstance, ctx: Ctx) {
@@ -27,7 +19,7 @@ export default async function searchRoutes(app: FastifyInstance, ctx: Ctx) {
       throw new ApiError(401, "Search queries pagination is not supported without authentication");
     if (!viewer && resolve)
       throw new ApiError(401, "Search queries that resolve remote resources are not supported without authentication");
-    const page = searchPage(req, 20, 40);
+    const page = offsetParams(req.input, 20, 40, { refuseNegative: true });
     const type = toStringParam(req.input.type) || undefined;
     // Mastodon finds nothing for a type it does not know.
     if (type && !SEARCH_TYPES.includes(type as SearchType)) return { accounts: [], statuses: [], hashtags: [] };
@@ -54,7 +46,7 @@ export default async function searchRoutes(app: FastifyInstance, ctx: Ctx) {
       const query = requireString(req.input, "q");
       const rows = await searchAccounts(ctx, userOf(req).account, query, {
         following: toBoolean(req.input.following) === true,
-        ...searchPage(req, 40, 80),
+        ...offsetParams(req.input, 40, 80, { refuseNegative: true }),
       });
       return serializeAccounts(ctx, rows);
     },

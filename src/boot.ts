@@ -58,7 +58,7 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     rateLimits: new MemoryRateLimitStore(),
     mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
     media: new FileSystemStorage(config.mediaDir),
-    events: createBus(config.redisUrl, log),
+    events: createBus(config.redisUrl, log, db),
   };
   if (options.jobHandlers !== false) {
     (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);

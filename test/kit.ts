@@ -140,7 +140,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     rateLimits: new MemoryRateLimitStore(),
     mailDomains: TEST_MAIL_DOMAINS,
     media: new FileSystemStorage(config.mediaDir),
-    events: createBus(config.redisUrl, log),
+    events: createBus(config.redisUrl, log, db),
   };
   registerJobHandlers(ctx);
   const app = await buildApp(ctx);

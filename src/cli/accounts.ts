@@ -139,8 +139,10 @@ export const accountsModify: Command = {
           .execute();
       }
     });
-    // Open streams end with the user's access (reconnecting then fails, or asks for the new password).
-    if (values.suspend || values.disable || values["reset-password"])
+    // Open streams end with the user's access (reconnecting then fails, or asks for the new password),
+    // and with a new role, so they reconnect with what it allows. Without Redis the signal reaches the
+    // servers through the database (src/realtime/signals.ts).
+    if (values.suspend || values.disable || values["reset-password"] || roleId !== undefined)
       await (await import("../services/streaming/publish.ts")).publishToUser(ctx, found.account.id, "kill");
     io.out("OK");
     if (newPassword) io.out(`New password: ${newPassword}`);

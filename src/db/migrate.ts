@@ -20,6 +20,7 @@ import { domainBlocks } from "./migrations/0021_domain_blocks.ts";
 import { webPush } from "./migrations/0022_web_push.ts";
 import { announcements } from "./migrations/0023_announcements.ts";
 import { mediaProcessing } from "./migrations/0024_media_processing.ts";
+import { streamSignals } from "./migrations/0025_stream_signals.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -45,6 +46,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   webPush,
   announcements,
   mediaProcessing,
+  streamSignals,
 ];
 
 /**

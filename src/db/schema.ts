@@ -328,6 +328,14 @@ export interface ServerKeysTable {
   created_at: Timestamp;
 }
 
+/** A signal to streaming connections on another process (see src/realtime/signals.ts). */
+export interface StreamSignalsTable {
+  id: string;
+  channel: string;
+  message: string;
+  origin: string;
+}
+
 export type PushPolicy = "all" | "followed" | "follower" | "none";
 
 /** Where to push one access token's notifications. */
@@ -836,6 +844,7 @@ export interface Database {
   reports: ReportsTable;
   domain_blocks: DomainBlocksTable;
   server_keys: ServerKeysTable;
+  stream_signals: StreamSignalsTable;
   web_push_subscriptions: WebPushSubscriptionsTable;
   announcements: AnnouncementsTable;
   announcement_reads: AnnouncementReadsTable;

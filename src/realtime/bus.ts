@@ -10,6 +10,8 @@
 import { Redis } from "ioredis";
 import type { FastifyBaseLogger } from "fastify";
 import { outsideRequestScope } from "../db/abort.ts";
+import type { Db } from "../db/connect.ts";
+import { SignalRelay } from "./signals.ts";
 
 /** One message on a channel: an event name and its payload (a string, or data to render). */
 export interface BusMessage {
@@ -164,6 +166,10 @@ export class RedisBus implements EventBus {
   }
 }
 
-export function createBus(redisUrl: string | undefined, log: FastifyBaseLogger): EventBus {
-  return redisUrl ? new RedisBus(redisUrl, log) : new LocalBus(log);
+/**
+ * Redis pub/sub with `REDIS_URL`; otherwise this process's listeners, with signals (streams to end,
+ * announcements) relayed to other processes through the database (see signals.ts).
+ */
+export function createBus(redisUrl: string | undefined, log: FastifyBaseLogger, db: Db): EventBus {
+  return redisUrl ? new RedisBus(redisUrl, log) : new SignalRelay(new LocalBus(log), db, log);
 }

@@ -1,12 +1,19 @@
 /**
  * Self-healing and housekeeping: overdue scheduled statuses and polls whose jobs were lost are
  * recovered exactly once; unused preview cards go with their images; translations are kept per
- * status, language and version; the pin and scheduling limits hold under concurrent requests.
+ * status, language and version; the pin and scheduling limits hold under concurrent requests;
+ * bulk writes bring a statistics check soon.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { newId } from "../src/db/ids.ts";
 import { recoverOverdueWork, removeUnusedCards } from "../src/services/housekeeping.ts";
+import {
+  afterBulkWrite,
+  BULK_WRITE_ROWS,
+  STATISTICS_CHECK_DELAY_MS,
+  STATISTICS_JOB,
+} from "../src/services/maintenance.ts";
 import {
   translationProvider,
   useTranslationProvider,
@@ -212,5 +219,25 @@ describe("housekeeping", () => {
       .where("account_id", "=", planner.account.id)
       .execute();
     assert.equal(rows.length, 25);
+  });
+
+  test("jobs that wrote many rows ask for one statistics check half a minute later; small ones add up", async () => {
+    const soon = () => new Date(Date.now() + 2 * STATISTICS_CHECK_DELAY_MS);
+    const pending = () =>
+      db().selectFrom("jobs").select("run_at").where("unique_key", "=", `${STATISTICS_JOB}:after-writes`).execute();
+    // What earlier tests left to run adds its own rows first.
+    await server.ctx.jobs.drain(soon);
+    await afterBulkWrite(server.ctx, BULK_WRITE_ROWS);
+    await afterBulkWrite(server.ctx, BULK_WRITE_ROWS);
+    const checks = await pending();
+    assert.equal(checks.length, 1);
+    const delay = Date.parse(checks[0]!.run_at) - Date.now();
+    assert.ok(delay > 0 && delay <= STATISTICS_CHECK_DELAY_MS, `runs in ${delay} ms`);
+    assert.equal(await server.ctx.jobs.drain(soon), 1);
+    assert.deepEqual(await pending(), []);
+    await afterBulkWrite(server.ctx, BULK_WRITE_ROWS - 1);
+    assert.deepEqual(await pending(), []);
+    await afterBulkWrite(server.ctx, 1);
+    assert.equal((await pending()).length, 1);
   });
 });

@@ -1,5 +1,10 @@
 import type { Ctx } from "../context.ts";
-import { pruneExpiredRecords, refreshPlannerStatistics } from "../services/maintenance.ts";
+import {
+  afterBulkWrite,
+  pruneExpiredRecords,
+  refreshPlannerStatistics,
+  STATISTICS_JOB,
+} from "../services/maintenance.ts";
 import { deliverMail, type MailMessage } from "../services/mail/mailer.ts";
 import { closePoll } from "../services/polls/vote.ts";
 import { removeUnattachedMedia } from "../services/media/upload.ts";
@@ -42,10 +47,15 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("maintenance.prune", async () => {
     const pruned = await pruneExpiredRecords(ctx.db);
     ctx.log.info(pruned, "pruned expired records");
+    await afterBulkWrite(ctx, pruned.grants + pruned.activityDays + pruned.failedJobs);
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
-  ctx.jobs.register("maintenance.statistics", () => refreshPlannerStatistics(ctx.db));
-  ctx.jobs.recurring("maintenance.statistics", HOUR);
+  ctx.jobs.register(STATISTICS_JOB, async () => {
+    const analyzed = await refreshPlannerStatistics(ctx.db);
+    if (analyzed.length > 0) ctx.log.info({ tables: analyzed }, "refreshed planner statistics");
+  });
+  // One catalog query when nothing changed, so it can run often; bulk jobs also ask for it (afterBulkWrite).
+  ctx.jobs.recurring(STATISTICS_JOB, 10 * MINUTE);
   ctx.jobs.register("mail.deliver", (payload) => deliverMail(ctx, payload as MailMessage));
   ctx.jobs.register("media.cleanup", async () => {
     const removed = await removeUnattachedMedia(ctx);
@@ -91,9 +101,10 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("feeds.fanout", async (payload) => {
     // Both steps may run again on a retry: feeds ignore repeated entries, notifications repeated activities.
     const { statusId } = payload as { statusId: string };
-    await fanOutStatus(ctx, statusId);
+    const entries = await fanOutStatus(ctx, statusId);
     await notifyOfNewStatus(ctx, statusId);
     await publishStatus(ctx, statusId, "update");
+    await afterBulkWrite(ctx, entries);
   });
   ctx.jobs.register("notifications.notify", (payload) => runNotificationJob(ctx, payload as NotificationJob));
   ctx.jobs.register("statuses.edited", async (payload) => {
@@ -104,28 +115,31 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("announcements.publish", (payload) => publishAnnouncement(ctx, (payload as { id: string }).id));
   ctx.jobs.register("push.deliver", (payload) => deliverPush(ctx, payload as PushJob));
   ctx.jobs.register("notifications.poll", (payload) => notifyOfPollEnd(ctx, (payload as { pollId: string }).pollId));
-  ctx.jobs.register("feeds.merge", (payload) => {
+  ctx.jobs.register("feeds.merge", async (payload) => {
     const { accountId, targetId } = payload as { accountId: string; targetId: string };
-    return mergeIntoHome(ctx, accountId, targetId);
+    await afterBulkWrite(ctx, await mergeIntoHome(ctx, accountId, targetId));
   });
-  ctx.jobs.register("feeds.merge_list", (payload) => {
+  ctx.jobs.register("feeds.merge_list", async (payload) => {
     const { listId, accountId } = payload as { listId: string; accountId: string };
-    return mergeIntoList(ctx, listId, accountId);
+    await afterBulkWrite(ctx, await mergeIntoList(ctx, listId, accountId));
   });
   ctx.jobs.register("feeds.rebuild", async (payload) => {
     const { accountId } = payload as { accountId?: string; all?: boolean };
-    if (accountId) return rebuildHome(ctx, accountId);
+    if (accountId) return afterBulkWrite(ctx, await rebuildHome(ctx, accountId));
     const enqueued = await rebuildAllFeeds(ctx);
     ctx.log.info({ accounts: enqueued }, "rebuilding every local account's home and list feeds");
   });
   ctx.jobs.register("feeds.trim", async (_payload, _job, now) => {
     const removed = await trimFeeds(ctx, now.getTime());
     if (removed > 0) ctx.log.info({ removed }, "removed feed entries past the retention");
+    await afterBulkWrite(ctx, removed);
   });
   ctx.jobs.recurring("feeds.trim", HOUR);
   ctx.jobs.register("trends.refresh", async (_payload, _job, now) => {
     const counts = await refreshTrends(ctx, now.getTime());
     ctx.log.debug(counts, "trends refreshed");
+    // Each ranking is deleted and written again.
+    await afterBulkWrite(ctx, 2 * (counts.tags + counts.statuses + counts.links + counts.accounts));
   });
   ctx.jobs.recurring("trends.refresh", 15 * MINUTE);
   ctx.jobs.register("polls.close", async (payload, _job, now) => {

@@ -10,7 +10,7 @@
  * - feeds keep `FEED_RETENTION_DAYS` of statuses; older pages are read from `statuses` directly
  *   (timelines/home.ts), so a returning user never sees an empty or partial home.
  */
-import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
+import { sql, type Kysely, type QueryResult, type SelectQueryBuilder } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { idFloorForTime } from "../../db/ids.ts";
 import type { Database, StatusRow } from "../../db/schema.ts";
@@ -73,17 +73,26 @@ function localRecipient(column: string) {
     AND recipient.domain IS NULL AND recipient.suspended_at IS NULL LIMIT 1 OFFSET 0)`;
 }
 
-/** Writes a status into the feeds of everyone local who follows its author, its hashtags or a list holding its author. */
-export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<void> {
+/** Rows an INSERT, UPDATE or DELETE run through `sql` wrote. */
+function written(result: QueryResult<unknown>): number {
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * Writes a status into the feeds of everyone local who follows its author, its hashtags or a list
+ * holding its author; returns how many feed entries it wrote.
+ */
+export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> {
   const db = ctx.db.kysely;
   const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
-  if (!status || status.deleted_at) return;
+  if (!status || status.deleted_at) return 0;
   const author = await db
     .selectFrom("accounts")
     .select(["id", "silenced_at", "suspended_at"])
     .where("id", "=", status.account_id)
     .executeTakeFirst();
-  if (!author || author.suspended_at) return;
+  if (!author || author.suspended_at) return 0;
+  let entries = 0;
   const group = status.reblog_of_id ?? status.id;
   const rules = homeRules(sql.ref("f.account_id"), "s", {
     dedupe: { table: "home_feed_entries", owner: sql.ref("f.account_id") },
@@ -93,24 +102,26 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<void> {
     db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", author.id),
     async (batch) => {
       // The batch's follow rows by primary key, the status by primary key, then per-row probes.
-      await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+      const inserted = await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
         SELECT f.account_id, s.id, CAST(${group} AS bigint) FROM follows f
         JOIN statuses s ON s.id = ${status.id}
         WHERE f.id IN (${sql.join(batch)}) AND f.target_account_id = ${author.id}
           AND ${localRecipient("f.account_id")} AND ${rules}
         ON CONFLICT DO NOTHING`.execute(db);
+      entries += written(inserted);
     },
   );
 
   // Followers of its hashtags: public original posts of authors who are not silenced.
   if (status.visibility === "public" && !status.reblog_of_id && !author.silenced_at) {
     const tagRules = homeRules(sql.ref("tf.account_id"), "s", { exclusiveLists: true });
-    await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+    const inserted = await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
       SELECT DISTINCT tf.account_id, s.id, s.id FROM tag_follows tf
       JOIN statuses s ON s.id = ${status.id}
       WHERE tf.tag_id IN (SELECT st.tag_id FROM statuses_tags st WHERE st.status_id = ${status.id})
         AND tf.account_id <> s.account_id AND ${tagRules}
       ON CONFLICT DO NOTHING`.execute(db);
+    entries += written(inserted);
   }
 
   const listRecipient = sql.ref("l.account_id");
@@ -121,46 +132,50 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<void> {
   await inBatches(
     db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", author.id),
     async (batch) => {
-      await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
+      const inserted = await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
         SELECT l.id, s.id, CAST(${group} AS bigint) FROM list_accounts la
         JOIN lists l ON l.id = la.list_id
         JOIN statuses s ON s.id = ${status.id}
         WHERE la.id IN (${sql.join(batch)}) AND la.account_id = ${author.id}
           AND ${localRecipient("l.account_id")} AND ${listRules(listColumns("l"), "s")} AND ${inList}
         ON CONFLICT DO NOTHING`.execute(db);
+      entries += written(inserted);
     },
   );
+  return entries;
 }
 
 /**
  * Merges the recent statuses of `targetId` (newest `MERGE_LIMIT` within the retention) into the
  * home feed of `accountId`, who now follows them; their own statuses when they are the same.
+ * Returns how many entries it wrote.
  */
 export async function mergeIntoHome(
   ctx: Ctx,
   accountId: string,
   targetId: string,
   db: Kysely<Database> = ctx.db.kysely,
-): Promise<void> {
+): Promise<number> {
   const recipient = sql.val(accountId);
   const rules =
     accountId === targetId
       ? sql`TRUE`
       : sql`EXISTS (SELECT 1 FROM follows mf WHERE mf.account_id = ${accountId} AND mf.target_account_id = ${targetId})
           AND ${homeRules(recipient, "s", { exclusiveLists: true })}`;
-  await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+  const result = await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
     SELECT CAST(${accountId} AS bigint), s.id, COALESCE(s.reblog_of_id, s.id) FROM statuses s
     WHERE s.account_id = ${targetId} AND s.id >= ${feedCutoffId()} AND s.deleted_at IS NULL AND ${rules}
     ORDER BY s.id DESC LIMIT ${MERGE_LIMIT}
     ON CONFLICT DO NOTHING`.execute(db);
+  return written(result);
 }
 
-/** Merges the recent statuses of a new member `accountId` of the list `listId` into its feed. */
-export async function mergeIntoList(ctx: Ctx, listId: string, accountId: string): Promise<void> {
+/** Merges the recent statuses of a new member `accountId` of the list `listId` into its feed; returns the entries written. */
+export async function mergeIntoList(ctx: Ctx, listId: string, accountId: string): Promise<number> {
   const db = ctx.db.kysely;
   const list = await db.selectFrom("lists").select(["id", "account_id"]).where("id", "=", listId).executeTakeFirst();
-  if (!list) return;
-  await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
+  if (!list) return 0;
+  const result = await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
     SELECT l.id, s.id, COALESCE(s.reblog_of_id, s.id) FROM statuses s
     JOIN lists l ON l.id = ${listId}
     WHERE s.account_id = ${accountId} AND s.id >= ${feedCutoffId()} AND s.deleted_at IS NULL
@@ -168,6 +183,7 @@ export async function mergeIntoList(ctx: Ctx, listId: string, accountId: string)
       AND ${listRules(listColumns("l"), "s")} AND ${homeRules(sql.ref("l.account_id"), "s", { exclusiveLists: false })}
     ORDER BY s.id DESC LIMIT ${MERGE_LIMIT}
     ON CONFLICT DO NOTHING`.execute(db);
+  return written(result);
 }
 
 /**
@@ -213,23 +229,25 @@ export async function removeFromList(tx: Kysely<Database>, listId: string, accou
 
 /**
  * Builds the home feed of `accountId` from scratch: their own statuses and those of everyone they
- * follow, within the retention (after an upgrade that introduced stored feeds).
+ * follow, within the retention (after an upgrade that introduced stored feeds). Returns the
+ * entries written, home and lists.
  */
-export async function rebuildHome(ctx: Ctx, accountId: string): Promise<void> {
-  await mergeIntoHome(ctx, accountId, accountId);
+export async function rebuildHome(ctx: Ctx, accountId: string): Promise<number> {
+  let entries = await mergeIntoHome(ctx, accountId, accountId);
   const db = ctx.db.kysely;
   await inBatches(
     db.selectFrom("follows").select("follows.id as id").where("follows.account_id", "=", accountId),
     async (batch) => {
       const targets = await db.selectFrom("follows").select("target_account_id").where("id", "in", batch).execute();
-      for (const { target_account_id } of targets) await mergeIntoHome(ctx, accountId, target_account_id);
+      for (const { target_account_id } of targets) entries += await mergeIntoHome(ctx, accountId, target_account_id);
     },
   );
   const lists = await db.selectFrom("lists").select("id").where("account_id", "=", accountId).execute();
   for (const list of lists) {
     const members = await db.selectFrom("list_accounts").select("account_id").where("list_id", "=", list.id).execute();
-    for (const member of members) await mergeIntoList(ctx, list.id, member.account_id);
+    for (const member of members) entries += await mergeIntoList(ctx, list.id, member.account_id);
   }
+  return entries;
 }
 
 /** Enqueues a rebuild of every local account's feeds; returns how many were enqueued. */

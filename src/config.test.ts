@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ConfigError, environmentWithDotenv, loadConfig } from "./config.ts";
+import { defaultProgramLimit } from "./media/program_slots.ts";
 
 /** The ConfigError `loadConfig(env)` throws (fails the test when it throws nothing or something else). */
 function configError(env: Record<string, string>): ConfigError {
@@ -224,6 +225,17 @@ describe("loadConfig", () => {
     );
     assert.match(configError({ SOURCE_BASE_URL: "not a url" }).message, /^SOURCE_BASE_URL /);
     assert.equal(loadConfig({ BIND: "0.0.0.0" }).bind, "0.0.0.0");
+  });
+
+  test("FFMPEG_CONCURRENCY: how many ffmpeg/ffprobe programs run at once, by default as the cores allow", () => {
+    const programs = { FFMPEG_BINARY: "/bin/true", FFPROBE_BINARY: "/bin/true" };
+    assert.equal(loadConfig(programs).transcoder?.slots.limit, defaultProgramLimit());
+    assert.equal(loadConfig({ ...programs, FFMPEG_CONCURRENCY: "3" }).transcoder?.slots.limit, 3);
+    assert.equal(
+      configError({ FFMPEG_CONCURRENCY: "0" }).message,
+      "FFMPEG_CONCURRENCY must be between 1 and 64, got 0",
+    );
+    assert.match(configError({ FFMPEG_CONCURRENCY: "two" }).message, /^FFMPEG_CONCURRENCY must be a whole number/);
   });
 
   test("LOCAL_DOMAIN and WEB_DOMAIN must be bare host names", () => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseEnv } from "node:util";
 import { findTranscoder, TranscoderConfigError, type Transcoder } from "./media/ffmpeg.ts";
+import { defaultProgramLimit } from "./media/program_slots.ts";
 
 /** Raised when the environment describes an impossible configuration; its message names the variable. */
 export class ConfigError extends Error {
@@ -63,7 +64,11 @@ export interface Config {
   sourceUrl: string;
   /** Seconds the process waits for in-flight requests and jobs on SIGTERM before it exits anyway. */
   shutdownTimeout: number;
-  /** ffmpeg and ffprobe for video, audio and animated GIFs; without them only images are accepted. */
+  /**
+   * ffmpeg and ffprobe for video, audio and animated GIFs; without them only images are accepted.
+   * At most FFMPEG_CONCURRENCY of them run at once in this process (default: the number of cores,
+   * at least 2 and at most 8), uploads' checks and conversions together.
+   */
   transcoder: Transcoder | undefined;
 }
 
@@ -196,16 +201,18 @@ export function environmentWithDotenv(env: Env = process.env, file = resolve(pro
   return { ...fromFile, ...env };
 }
 
-/** Turns environment variables into a typed configuration, or throws ConfigError naming the bad variable. */
+/** ffmpeg and ffprobe (FFMPEG_BINARY, FFPROBE_BINARY) and how many may run at once (FFMPEG_CONCURRENCY). */
 function transcoderFrom(env: Env): Transcoder | undefined {
+  const limit = envInteger(env, "FFMPEG_CONCURRENCY", defaultProgramLimit(), 1, 64);
   try {
-    return findTranscoder(env);
+    return findTranscoder(env, { limit });
   } catch (error) {
     if (error instanceof TranscoderConfigError) throw new ConfigError(error.message);
     throw error;
   }
 }
 
+/** Turns environment variables into a typed configuration, or throws ConfigError naming the bad variable. */
 export function loadConfig(env: Env = environmentWithDotenv()): Config {
   const port = envInteger(env, "PORT", 3000, 0, 65535);
   const localDomain = envDomain(env, "LOCAL_DOMAIN", `localhost:${port || 3000}`);

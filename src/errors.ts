@@ -109,8 +109,14 @@ export class TooManyRequests extends ApiError {
   }
 }
 
+/** 503; with `retryAfterSeconds`, a `Retry-After` header says when to try again. */
 export class ServiceUnavailable extends ApiError {
-  constructor(message = "Service Unavailable") {
-    super(503, message);
+  constructor(message = "Service Unavailable", retryAfterSeconds?: number) {
+    super(
+      503,
+      message,
+      undefined,
+      retryAfterSeconds === undefined ? undefined : { "Retry-After": String(retryAfterSeconds) },
+    );
   }
 }

@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type ChildProcessByStdio } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { createRequire } from "node:module";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { setPriority } from "node:os";
+import type { Readable } from "node:stream";
+import { ProgramsBusy, ProgramSlots, type SlotLimits } from "./program_slots.ts";
 
 /** The two programs video and audio need; found once at start (`findTranscoder`). */
 export interface Transcoder {
@@ -10,6 +12,8 @@ export interface Transcoder {
   ffprobe: string;
   /** Where they came from, for the start-up log. */
   source: "environment" | "path" | "npm package";
+  /** The process's limit on programs running at once, shared by uploads and conversions (`runTool` takes it). */
+  slots: ProgramSlots;
 }
 
 type Env = Record<string, string | undefined>;
@@ -53,9 +57,9 @@ export class TranscoderConfigError extends Error {
  * Finds ffmpeg and ffprobe the way Mastodon finds ffmpeg: `FFMPEG_BINARY` / `FFPROBE_BINARY` when
  * set (a bad value is a start-up error), else both on the PATH, else the static builds the optional
  * npm dependencies install. Without them the server accepts images only and says so in the
- * instance API.
+ * instance API. `limits` bound how many of them run at once (`program_slots.ts`).
  */
-export function findTranscoder(env: Env): Transcoder | undefined {
+export function findTranscoder(env: Env, limits: Partial<SlotLimits> = {}): Transcoder | undefined {
   const ffmpegSetting = env.FFMPEG_BINARY?.trim();
   const ffprobeSetting = env.FFPROBE_BINARY?.trim();
   if (ffmpegSetting || ffprobeSetting) {
@@ -74,14 +78,15 @@ export function findTranscoder(env: Env): Transcoder | undefined {
       ffprobeSetting,
       isExecutable(sibling) ? sibling : (onPath("ffprobe", env) ?? "ffprobe"),
     );
-    return { ffmpeg, ffprobe, source: "environment" };
+    return { ffmpeg, ffprobe, source: "environment", slots: new ProgramSlots(limits) };
   }
   const ffmpegOnPath = onPath("ffmpeg", env);
   const ffprobeOnPath = onPath("ffprobe", env);
-  if (ffmpegOnPath && ffprobeOnPath) return { ffmpeg: ffmpegOnPath, ffprobe: ffprobeOnPath, source: "path" };
+  if (ffmpegOnPath && ffprobeOnPath)
+    return { ffmpeg: ffmpegOnPath, ffprobe: ffprobeOnPath, source: "path", slots: new ProgramSlots(limits) };
   const ffmpeg = fromPackage("ffmpeg");
   const ffprobe = fromPackage("ffprobe");
-  if (ffmpeg && ffprobe) return { ffmpeg, ffprobe, source: "npm package" };
+  if (ffmpeg && ffprobe) return { ffmpeg, ffprobe, source: "npm package", slots: new ProgramSlots(limits) };
   return undefined;
 }
 
@@ -92,7 +97,7 @@ export function findTranscoder(env: Env): Transcoder | undefined {
 export async function checkTranscoder(tools: Transcoder): Promise<string | undefined> {
   for (const program of [tools.ffmpeg, tools.ffprobe]) {
     try {
-      const output = await runTool(program, ["-version"], { timeoutMs: 10_000 });
+      const output = await runTool(program, ["-version"], { timeoutMs: 10_000, slots: tools.slots });
       if (!/version/i.test(output)) return `${program} -version printed no version`;
     } catch (error) {
       return `${program} does not run: ${(error as Error).message}`;
@@ -111,10 +116,16 @@ export class ToolFailed extends Error {
 }
 
 export interface RunOptions {
-  /** Wall-clock limit; the program is killed past it. */
+  /** The slot the program runs in (waited for first; see `program_slots.ts`). */
+  slots: ProgramSlots;
+  /** Wall-clock limit from the start of the program (not counting the wait for a slot); it is killed past it. */
   timeoutMs: number;
+  /** Stops the wait for a slot, or the program. */
   signal?: AbortSignal;
-  /** Lower the program's CPU priority so requests keep being answered while it works. */
+  /**
+   * Work for a job rather than a waiting client: the wait for a slot is never refused, and the
+   * program's CPU priority is lowered so requests keep being answered while it works.
+   */
   background?: boolean;
   /** Processor seconds the program may use (RLIMIT_CPU, set by /bin/sh's `ulimit -t`); the kernel stops it past them. */
   cpuSeconds?: number;
@@ -131,10 +142,40 @@ const LIMITED_EXEC = 'ulimit -H -t "$1" 2>/dev/null; ulimit -S -t "$0" 2>/dev/nu
 /** Programs still running; killed when this process exits, so no ffmpeg outlives the server. */
 const running = new Set<ChildProcess>();
 let exitHook = false;
+let peakRunning = 0;
+
+/**
+ * Programs of this process running now, and the most that ran at once since the last
+ * `resetPeakPrograms()`: counted from start to exit, apart from the slots, so tests can check the limit.
+ */
+export function runningPrograms(): { now: number; peak: number } {
+  return { now: running.size, peak: peakRunning };
+}
+
+export function resetPeakPrograms(): void {
+  peakRunning = running.size;
+}
+
+/** Calls `done` once, when the program has exited, or could not be started (no `exit` comes then). */
+function onceEnded(child: ChildProcess, done: () => void): void {
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    done();
+  };
+  child.once("exit", end);
+  child.once("close", end);
+  // An abort also arrives as `error`, while the program still runs: only a program without a process has ended.
+  child.on("error", () => {
+    if (child.pid === undefined) end();
+  });
+}
 
 function track(child: ChildProcess): void {
   running.add(child);
-  child.once("close", () => running.delete(child));
+  peakRunning = Math.max(peakRunning, running.size);
+  onceEnded(child, () => running.delete(child));
   if (exitHook) return;
   exitHook = true;
   process.once("exit", () => {
@@ -144,20 +185,37 @@ function track(child: ChildProcess): void {
 const STDOUT_LIMIT = 4 * 1024 * 1024;
 
 /**
- * Runs ffmpeg or ffprobe without a shell; answers its standard output. A non-zero exit, a timeout
- * or an abort raises ToolFailed with the end of its error output.
+ * Runs ffmpeg or ffprobe without a shell, in one of `options.slots` (waited for first, given back
+ * when the program has exited); answers its standard output. A non-zero exit, a timeout or an
+ * abort raises ToolFailed with the end of its error output; a request that gets no slot,
+ * ProgramsBusy.
  */
-export function runTool(program: string, args: readonly string[], options: RunOptions): Promise<string> {
+export async function runTool(program: string, args: readonly string[], options: RunOptions): Promise<string> {
+  let release: () => void;
+  try {
+    release = await options.slots.take({ background: options.background, signal: options.signal });
+  } catch (error) {
+    if (error instanceof ProgramsBusy) throw error;
+    throw new ToolFailed(`${program} was stopped before it started`, "");
+  }
   return new Promise((resolve, reject) => {
     const cpu = process.platform === "win32" ? undefined : options.cpuSeconds;
     const limited = cpu !== undefined;
-    const child = limited
-      ? spawn("/bin/sh", ["-c", LIMITED_EXEC, String(cpu), String(cpu + 5), program, ...args], {
-          stdio: ["ignore", "pipe", "pipe"],
-          signal: options.signal,
-        })
-      : spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = limited
+        ? spawn("/bin/sh", ["-c", LIMITED_EXEC, String(cpu), String(cpu + 5), program, ...args], {
+            stdio: ["ignore", "pipe", "pipe"],
+            signal: options.signal,
+          })
+        : spawn(program, args, { stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    } catch (error) {
+      release();
+      throw error;
+    }
     track(child);
+    // Given back once the program has exited (a killed one too), not when this call gives up on it.
+    onceEnded(child, release);
     if (options.background && child.pid !== undefined) {
       try {
         setPriority(child.pid, 10);
@@ -337,16 +395,20 @@ export function parseProbe(json: string): Probe | undefined {
 }
 
 /** Describes a file with ffprobe; undefined when it is no media file ffprobe can read. */
-export async function probe(tools: Transcoder, path: string, options: RunOptions): Promise<Probe | undefined> {
+export async function probe(
+  tools: Transcoder,
+  path: string,
+  options: Omit<RunOptions, "slots">,
+): Promise<Probe | undefined> {
   let output: string;
   try {
     output = await runTool(
       tools.ffprobe,
       ["-v", "error", ...INPUT_GUARD, "-print_format", "json", "-show_format", "-show_streams", `file:${path}`],
-      options,
+      { ...options, slots: tools.slots },
     );
   } catch (error) {
-    if (options.signal?.aborted) throw error;
+    if (options.signal?.aborted || error instanceof ProgramsBusy) throw error;
     return undefined;
   }
   return parseProbe(output);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Probe } from "./ffmpeg.ts";
+import { ProgramSlots } from "./program_slots.ts";
 import { classify, MediaRejected, supportedMimeTypes, timedMeta, transcodeArguments } from "./transcode.ts";
 
 const CAPS = { seconds: 1201, bytes: 1 << 29 };
@@ -117,6 +118,11 @@ test("timedMeta: Mastodon's keys", () => {
 
 test("supportedMimeTypes: images only without ffmpeg", () => {
   assert.deepEqual(supportedMimeTypes(["image/png"], undefined), ["image/png"]);
-  const all = supportedMimeTypes(["image/png"], { ffmpeg: "f", ffprobe: "p", source: "path" });
+  const all = supportedMimeTypes(["image/png"], {
+    ffmpeg: "f",
+    ffprobe: "p",
+    source: "path",
+    slots: new ProgramSlots(),
+  });
   assert.ok(all.includes("video/mp4") && all.includes("audio/flac") && all.includes("image/png"));
 });

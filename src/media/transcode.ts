@@ -137,7 +137,7 @@ export interface TranscodeOptions {
 }
 
 /**
- * Transcodes and checks the result: a file that stops well before the duration its header states
+ * Transcodes (as background work: see `program_slots.ts`) and checks the result: a file that stops well before the duration its header states
  * (a truncated upload) is refused instead of being kept shorter than its author thinks.
  */
 export async function transcode(
@@ -150,12 +150,16 @@ export async function transcode(
   options: TranscodeOptions,
 ): Promise<Probe> {
   try {
-    await runTool(tools.ffmpeg, transcodeArguments(info, kind, input, output, caps), { ...options, background: true });
+    await runTool(tools.ffmpeg, transcodeArguments(info, kind, input, output, caps), {
+      ...options,
+      background: true,
+      slots: tools.slots,
+    });
   } catch (error) {
     if (error instanceof ToolFailed) throw new MediaRejected(`the file could not be converted: ${firstLine(error)}`);
     throw error;
   }
-  const result = await probe(tools, output, { timeoutMs: 30_000, signal: options.signal });
+  const result = await probe(tools, output, { timeoutMs: 30_000, signal: options.signal, background: true });
   if (!result || (kind === "audio" ? !result.audio : !result.video))
     throw new MediaRejected("the file could not be converted: nothing playable came out");
   if (info.duration !== undefined && result.duration !== undefined && result.duration < info.duration * 0.9 - 0.5)
@@ -199,7 +203,7 @@ export async function extractPicture(
       "image2",
       output,
     ],
-    { ...options, background: true },
+    { ...options, background: true, slots: tools.slots },
   );
 }
 

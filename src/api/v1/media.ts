@@ -29,6 +29,16 @@ async function thumbnailParam(value: ParamValue | undefined): Promise<Buffer | u
 
 const processing = (row: MediaAttachmentRow) => row.processing === "queued" || row.processing === "in_progress";
 
+/** Fires when the client hangs up before its answer is sent. */
+function hangUpSignal(reply: FastifyReply): AbortSignal {
+  const hangUp = new AbortController();
+  if (reply.raw.destroyed) hangUp.abort();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) hangUp.abort();
+  });
+  return hangUp.signal;
+}
+
 export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
   const write = app.auth({ scopes: ["write:media"], user: true });
   // Video and audio may be 99 MB: the parts are spooled to temporary files, not held in memory.
@@ -37,7 +47,7 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
     config: { throttles: ["media" as const], maxFileSize: LIMITS.media.videoSizeLimit + 1, spoolFiles: true },
   };
 
-  async function store(req: FastifyRequest): Promise<MediaAttachmentRow> {
+  async function store(req: FastifyRequest, hangUp: AbortSignal): Promise<MediaAttachmentRow> {
     const viewer = userOf(req);
     const file = req.input.file;
     if (file === undefined || file === null || file === "") throw new ParameterMissing("file");
@@ -47,31 +57,29 @@ export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
       description: toStringParam(req.input.description),
       focus: toStringParam(req.input.focus),
       thumbnail: await thumbnailParam(req.input.thumbnail),
+      signal: hangUp,
     });
   }
 
   // v2: images are finished at once (200); video, gifv and audio answer 202 with `url: null` while converted.
   app.post("/api/v2/media", upload, async (req, reply) => {
-    const row = await store(req);
+    const row = await store(req, hangUpSignal(reply));
     return reply.code(processing(row) ? 202 : 200).send(serializeMediaAttachment(ctx, row));
   });
 
   // v1 always answers finished media: it waits while the job workers convert (never converting itself).
   app.post("/api/v1/media", upload, async (req, reply) => {
-    let row = await store(req);
+    const hangUp = hangUpSignal(reply);
+    let row = await store(req, hangUp);
     if (processing(row)) {
-      const hangUp = new AbortController();
-      const onClose = () => hangUp.abort();
       // A client that hangs up stops the wait; the conversion goes on and the media can be fetched later.
       // Nothing is sent while waiting, so the socket's idle timeout (60 s) is off meanwhile.
       const socket = req.raw.socket;
       const idleTimeout = socket.timeout;
       socket.setTimeout?.(0);
-      reply.raw.once("close", onClose);
       try {
-        row = (await waitForProcessing(ctx, row.id, hangUp.signal)) ?? row;
+        row = (await waitForProcessing(ctx, row.id, hangUp)) ?? row;
       } finally {
-        reply.raw.off("close", onClose);
         if (!socket.destroyed) socket.setTimeout?.(idleTimeout ?? 0);
       }
       // Failed meanwhile: the same 422 as GET.

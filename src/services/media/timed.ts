@@ -5,10 +5,12 @@ import { sql } from "kysely";
 import sharp from "sharp";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { ClientGone } from "../../db/abort.ts";
 import type { AccountRow, JobRow, MediaAttachmentRow } from "../../db/schema.ts";
-import { Unprocessable, ValidationFailed } from "../../errors.ts";
+import { ServiceUnavailable, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { probe, type Probe, type Transcoder } from "../../media/ffmpeg.ts";
+import { ProgramsBusy } from "../../media/program_slots.ts";
 import { randomFileName } from "../../media/storage.ts";
 import { TEMPORARY } from "../../media/temporary.ts";
 import {
@@ -39,6 +41,27 @@ const processJobKey = (id: string) => `${PROCESS_JOB}:${id}`;
 /** How long ffprobe may look at an upload during the request. */
 const PROBE_TIMEOUT_MS = 20_000;
 
+const BUSY = "Too many media files are being processed right now; try again in a moment";
+
+/**
+ * ffprobe on an upload while its client waits: 503 with Retry-After when the process's programs
+ * are all busy and enough uploads wait for one already, or the wait passes its limit
+ * (`program_slots.ts`); a client that hangs up stops the wait or the program.
+ */
+async function probeUpload(ctx: Ctx, tools: Transcoder, path: string, signal: AbortSignal | undefined) {
+  try {
+    return await probe(tools, path, { timeoutMs: PROBE_TIMEOUT_MS, signal });
+  } catch (error) {
+    if (error instanceof ProgramsBusy) {
+      // Many of these in a row mean FFMPEG_CONCURRENCY is too low for the uploads this server gets.
+      ctx.log.warn({ reason: error.message }, "upload refused: no ffprobe slot");
+      throw new ServiceUnavailable(BUSY, error.retryAfterSeconds);
+    }
+    if (signal?.aborted) throw new ClientGone();
+    throw error;
+  }
+}
+
 /**
  * What one conversion may cost: wall-clock time (two minutes plus ten times the media's duration,
  * at most two hours) and processor time (a minute plus twenty processor-seconds per second of
@@ -65,12 +88,15 @@ export interface TimedUpload {
   thumbnail: Buffer | undefined;
   /** Set when the upload is an animated GIF (sharp read it); it becomes a `gifv`. */
   animatedGif: { width: number; height: number } | undefined;
+  /** Fires when the client hangs up. */
+  signal?: AbortSignal;
 }
 
 /**
  * Accepts a video, an audio file or an animated GIF: checked during the request (ffprobe reads
  * the container, limits on size, dimensions, frame rate and duration), stored as uploaded, and
- * queued for the `media.process` job, which converts it. Answers the row, still `queued`.
+ * queued for the `media.process` job, which converts it. Answers the row, still `queued`. When
+ * ffprobe gets no slot (ServiceUnavailable) or the client hangs up, nothing is stored.
  */
 export async function acceptTimedMedia(
   ctx: Ctx,
@@ -89,7 +115,7 @@ export async function acceptTimedMedia(
     let path = join(temporary, "upload");
     if (Buffer.isBuffer(upload.file)) await writeFile(path, upload.file);
     else path = upload.file.path;
-    const info = await probe(tools, path, { timeoutMs: PROBE_TIMEOUT_MS });
+    const info = await probeUpload(ctx, tools, path, upload.signal);
     if (!info) throw new Unprocessable("File type of uploaded media could not be verified");
     let kind: TimedKind;
     if (upload.animatedGif) {
@@ -188,7 +214,11 @@ async function convert(
     const input = join(temporary, "upload");
     if (!row.file || !(await ctx.media.copyToFile(row.file, input)))
       throw new MediaRejected("the uploaded file is gone");
-    const info: Probe | undefined = await probe(tools, input, { timeoutMs: PROBE_TIMEOUT_MS, signal });
+    const info: Probe | undefined = await probe(tools, input, {
+      timeoutMs: PROBE_TIMEOUT_MS,
+      signal,
+      background: true,
+    });
     if (!info) throw new MediaRejected("the file is not a readable video or audio file");
     const kind = row.type as TimedKind;
     const audio = kind === "audio";

@@ -26,6 +26,8 @@ export interface UploadParams {
   focus?: string;
   /** A chosen preview picture (video and audio above all). */
   thumbnail?: Buffer;
+  /** Fires when the client hangs up: a video's check stops (waiting for ffprobe, or ffprobe itself). */
+  signal?: AbortSignal;
 }
 
 async function processImage(data: Buffer | string, info: ImageInfo) {
@@ -99,6 +101,7 @@ export async function uploadMedia(ctx: Ctx, account: AccountRow, params: UploadP
       focus,
       thumbnail: params.thumbnail,
       animatedGif: animatedGif && info ? { width: info.width, height: info.height } : undefined,
+      signal: params.signal,
     });
   }
   if (!info) throw new Unprocessable("File type of uploaded media could not be verified");

@@ -21,6 +21,7 @@ import { webPush } from "./migrations/0022_web_push.ts";
 import { announcements } from "./migrations/0023_announcements.ts";
 import { mediaProcessing } from "./migrations/0024_media_processing.ts";
 import { streamSignals } from "./migrations/0025_stream_signals.ts";
+import { jobWorkers } from "./migrations/0026_job_workers.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -47,6 +48,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   announcements,
   mediaProcessing,
   streamSignals,
+  jobWorkers,
 ];
 
 /**

@@ -253,6 +253,20 @@ export interface JobsTable {
   created_at: Timestamp;
 }
 
+/** A process running job workers; it refreshes `heartbeat_at` while it lives and removes its row when it stops. */
+export interface JobWorkersTable {
+  /** What the worker writes into `jobs.locked_by`. */
+  id: string;
+  /** os.hostname() of its process. */
+  host: string;
+  pid: number;
+  /** The PID namespace of its process (Linux; null elsewhere): a PID means the same process only within one. */
+  pid_namespace: string | null;
+  started_at: Timestamp;
+  /** By the database's clock, so hosts whose clocks differ judge it alike. */
+  heartbeat_at: Timestamp;
+}
+
 export interface UserActivityDaysTable {
   user_id: string;
   /** YYYY-MM-DD (UTC). */
@@ -798,6 +812,7 @@ export interface Database {
   statuses: StatusesTable;
   custom_emojis: CustomEmojisTable;
   jobs: JobsTable;
+  job_workers: JobWorkersTable;
   user_activity_days: UserActivityDaysTable;
   web_sessions: WebSessionsTable;
   notifications: NotificationsTable;
@@ -862,6 +877,7 @@ export type AccessTokenRow = Selectable<OauthAccessTokensTable>;
 export type StatusRow = Selectable<StatusesTable>;
 export type CustomEmojiRow = Selectable<CustomEmojisTable>;
 export type JobRow = Selectable<JobsTable>;
+export type JobWorkerRow = Selectable<JobWorkersTable>;
 export type MediaAttachmentRow = Selectable<MediaAttachmentsTable>;
 export type PollRow = Selectable<PollsTable>;
 export type ScheduledStatusRow = Selectable<ScheduledStatusesTable>;

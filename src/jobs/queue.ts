@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { readlinkSync } from "node:fs";
+import { hostname } from "node:os";
 import type { FastifyBaseLogger } from "fastify";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Db } from "../db/connect.ts";
 import { newId } from "../db/ids.ts";
-import type { Kysely } from "kysely";
-import type { Database, JobRow } from "../db/schema.ts";
+import type { Database, JobRow, JobWorkerRow } from "../db/schema.ts";
 
 /**
  * A job's work; `now` is the time the job was claimed for (tests drain jobs "in the future").
@@ -31,16 +33,61 @@ export interface WorkerOptions {
   concurrency?: number;
   /** How often idle workers look for due jobs, in ms (enqueues in this process wake them at once). */
   pollInterval?: number;
-  /** How long a claimed job stays locked; a crashed worker's jobs are retried after it. */
+  /**
+   * How long a claimed job stays locked. It bounds a worker that is alive but stuck; the jobs of a
+   * worker that is gone are released sooner, by its missed heartbeats or its dead process.
+   */
   leaseMs?: number;
+  /** How often, in ms, this process refreshes its worker row and releases the jobs of workers that are gone. */
+  heartbeatMs?: number;
 }
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_HEARTBEAT_MS = 5_000;
+/** A worker whose heartbeat is this many intervals old is gone (a live one refreshes it every interval). */
+const MISSED_HEARTBEATS = 3;
+
+/** The started queues of this process: a row with this process's PID and another ID is an earlier process's. */
+const workersOfThisProcess = new Set<string>();
+
+/** The PID namespace of this process (Linux): containers sharing a host name may each have their own. */
+function currentPidNamespace(): string | null {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a process with this PID exists (EPERM: it does, owned by another user). */
+function processExists(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** The database's time `agoMs` ago: heartbeats are written and judged by one clock whatever the hosts' clocks say. */
+function databaseTime(engine: Db["engine"], agoMs = 0): RawBuilder<string> {
+  return engine === "postgres"
+    ? sql<string>`now() - ${agoMs}::double precision * interval '1 millisecond'`
+    : sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`-${agoMs / 1000} seconds`})`;
+}
 
 /**
  * Durable jobs stored in the database and claimed atomically (PostgreSQL `FOR UPDATE SKIP LOCKED`,
  * SQLite's single writer), so several processes can share one queue and each job runs once.
  * A failing job is retried with exponential backoff until it has used `max_attempts`.
+ *
+ * Started workers keep a `job_workers` row with a heartbeat. Every live process releases, when it
+ * starts and on each heartbeat, the jobs of workers that are gone: heartbeat missed
+ * MISSED_HEARTBEATS times, or on this host (and PID namespace) with no process left behind its PID.
+ * The attempt the dead worker used stays counted, as when a lease runs out. Jobs claimed without
+ * start() (drain(), tests) have no row behind them and are left to their lease: a missing row cannot
+ * tell a dead worker from a live one that never registered.
  */
 export class JobQueue {
   readonly #db: Db;
@@ -58,6 +105,13 @@ export class JobQueue {
   #wake: (() => void)[] = [];
   #starting: Promise<void> | undefined;
   #leaseMs = DEFAULT_LEASE_MS;
+  #heartbeatMs = DEFAULT_HEARTBEAT_MS;
+  readonly #host = hostname();
+  readonly #pidNamespace = currentPidNamespace();
+  /** Whether this queue's row is in `job_workers` (from start() until stop() has waited for its jobs). */
+  #registered = false;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
+  #beating: Promise<void> = Promise.resolve();
 
   constructor(db: Db, log: FastifyBaseLogger) {
     this.#db = db;
@@ -223,9 +277,96 @@ export class JobQueue {
       .set({ failed_at: now.toISOString(), last_error: "its worker stopped during every attempt" })
       .where("failed_at", "is", null)
       .whereRef("attempts", ">=", "max_attempts")
-      .where("locked_until", "<", now.toISOString())
+      // Released from a worker that is gone (no lock left), or its lease ran out.
+      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", now.toISOString())]))
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * Makes the jobs of workers that are gone claimable at once and removes their rows; answers how
+   * many jobs it released. One small read of `job_workers`; `jobs` is touched (through its
+   * `locked_by` index) only when a worker is gone.
+   */
+  async releaseGoneWorkers(): Promise<number> {
+    const db = this.#db.kysely;
+    const late = databaseTime(this.#db.engine, MISSED_HEARTBEATS * this.#heartbeatMs);
+    const workers = await db
+      .selectFrom("job_workers")
+      .select([
+        "id",
+        "host",
+        "pid",
+        "pid_namespace",
+        sql<number>`CASE WHEN heartbeat_at < ${late} THEN 1 ELSE 0 END`.as("late"),
+      ])
+      .where("id", "!=", this.#workerId)
+      .execute();
+    const gone = workers.filter((worker) => worker.late === 1 || this.#diedHere(worker));
+    if (gone.length === 0) return 0;
+    const ids = gone.map((worker) => worker.id);
+    // Released before the rows go: a process that dies in between leaves the rows to the next one.
+    const released = await db
+      .updateTable("jobs")
+      .set({ locked_until: null, locked_by: null })
+      .where("locked_by", "in", ids)
+      .executeTakeFirst();
+    await db.deleteFrom("job_workers").where("id", "in", ids).execute();
+    const jobs = Number(released.numUpdatedRows);
+    const described = gone.map(({ id, host, pid }) => ({ id, host, pid }));
+    if (jobs > 0) {
+      this.#log.warn({ workers: described, jobs }, "released the jobs of job workers that are gone");
+      this.wake();
+    } else this.#log.info({ workers: described }, "removed job workers that are gone");
+    return jobs;
+  }
+
+  /** Whether `worker` ran on this host, in this PID namespace, and its process no longer exists. */
+  #diedHere(worker: Pick<JobWorkerRow, "id" | "host" | "pid" | "pid_namespace">): boolean {
+    if (worker.host !== this.#host || worker.pid_namespace !== this.#pidNamespace) return false;
+    // This process's own PID: alive only if one of this process's queues is that worker.
+    if (worker.pid === process.pid) return !workersOfThisProcess.has(worker.id);
+    return !processExists(worker.pid);
+  }
+
+  /** Writes this queue's row in `job_workers` (anew, after a process took it for gone and removed it). */
+  async #register(): Promise<void> {
+    const now = databaseTime(this.#db.engine);
+    const row = { host: this.#host, pid: process.pid, pid_namespace: this.#pidNamespace, heartbeat_at: now };
+    await this.#db.kysely
+      .insertInto("job_workers")
+      .values({ id: this.#workerId, started_at: now, ...row })
+      .onConflict((oc) => oc.column("id").doUpdateSet(row))
+      .execute();
+  }
+
+  /** Refreshes this queue's heartbeat, then releases the jobs of workers that are gone; runs until stop(). */
+  #scheduleHeartbeat(): void {
+    if (!this.#registered) return;
+    this.#heartbeatTimer = setTimeout(() => {
+      this.#beating = this.#beat().finally(() => this.#scheduleHeartbeat());
+    }, this.#heartbeatMs);
+    this.#heartbeatTimer.unref();
+  }
+
+  async #beat(): Promise<void> {
+    try {
+      const refreshed = await this.#db.kysely
+        .updateTable("job_workers")
+        .set({ heartbeat_at: databaseTime(this.#db.engine) })
+        .where("id", "=", this.#workerId)
+        .executeTakeFirst();
+      if (!this.#registered) return;
+      if (Number(refreshed.numUpdatedRows) === 0) {
+        this.#log.warn(
+          "this process's job workers missed their heartbeats and were taken for gone: their jobs may run twice",
+        );
+        await this.#register();
+      }
+      await this.releaseGoneWorkers();
+    } catch (error) {
+      this.#log.warn({ err: error }, "could not refresh the job workers' heartbeat");
+    }
   }
 
   /** Claims and runs due jobs until none is left; returns how many ran (tests and the CLI use it). */
@@ -247,8 +388,17 @@ export class JobQueue {
     if (this.#running) return;
     this.#running = true;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     if (this.#shutdown.signal.aborted) this.#shutdown = new AbortController();
     this.#starting = (async () => {
+      await this.#register();
+      this.#registered = true;
+      workersOfThisProcess.add(this.#workerId);
+      this.#scheduleHeartbeat();
+      // Before the loops start, so that they claim at once what a process that died here held.
+      await this.releaseGoneWorkers().catch((error: unknown) =>
+        this.#log.warn({ err: error }, "could not release the jobs of job workers that are gone"),
+      );
       await this.scheduleRecurring();
       // stop() may have been called while the recurring jobs were scheduled.
       if (!this.#running) return;
@@ -287,7 +437,11 @@ export class JobQueue {
     }
   }
 
-  /** Stops claiming new jobs, signals `shutdown` to the running ones (long work may give up) and waits for them. */
+  /**
+   * Stops claiming new jobs, signals `shutdown` to the running ones (long work may give up) and waits
+   * for them, then removes this queue's worker row (its heartbeat goes on until then, so no other
+   * process takes over a job that is finishing).
+   */
   async stop(): Promise<void> {
     this.#running = false;
     this.#shutdown.abort();
@@ -295,5 +449,15 @@ export class JobQueue {
     for (const wake of this.#wake.splice(0)) wake();
     await Promise.all(this.#loops);
     this.#loops = [];
+    if (!this.#registered) return;
+    this.#registered = false;
+    clearTimeout(this.#heartbeatTimer);
+    await this.#beating;
+    workersOfThisProcess.delete(this.#workerId);
+    await this.#db.kysely
+      .deleteFrom("job_workers")
+      .where("id", "=", this.#workerId)
+      .execute()
+      .catch((error: unknown) => this.#log.warn({ err: error }, "could not remove this process's job worker row"));
   }
 }

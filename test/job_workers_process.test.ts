@@ -1,0 +1,221 @@
+/**
+ * The regression behind job workers' heartbeats, with real processes: a server killed with SIGKILL
+ * while it holds a new post's fan-out; a second server started on the same database delivers the
+ * post to its followers' home feeds within seconds, not when the 5-minute lease runs out.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { after, describe, test } from "node:test";
+import pg from "pg";
+import { pino } from "pino";
+import { boot } from "../src/boot.ts";
+import { loadConfig } from "../src/config.ts";
+import { followAccount } from "../src/services/accounts/follow.ts";
+import { postStatus } from "../src/services/statuses/post.ts";
+import { createUser, TEST_ENGINE } from "./kit.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const MAIN = join(ROOT, "src", "main.ts");
+/** How long a child may take to reach a point before the test fails. */
+const WAIT_MS = 20_000;
+const RELEASED = "released the jobs of job workers that are gone";
+
+type LogLine = Record<string, unknown> & { msg?: string };
+
+/** `node src/main.ts` as a child process, with its stdout parsed as pino JSON lines. */
+class ServerProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: LogLine[] = [];
+  stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  #closed = false;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    createInterface({ input: this.child.stdout }).on("line", (line) => {
+      try {
+        this.lines.push(JSON.parse(line) as LogLine);
+      } catch {
+        this.lines.push({ msg: line, unparsed: true });
+      }
+    });
+    this.child.stderr.setEncoding("utf8").on("data", (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => this.child.on("close", (code, signal) => resolve({ code, signal })));
+    void this.exited.then(() => (this.#closed = true));
+  }
+
+  get running(): boolean {
+    return !this.#closed;
+  }
+
+  /** The first log line matching `predicate`; fails after WAIT_MS or when the process exits first. */
+  async waitForLine(predicate: (line: LogLine) => boolean, what: string): Promise<LogLine> {
+    await until(async () => {
+      if (!this.running) assert.fail(`the process exited before ${what}: ${this.output()}`);
+      return this.lines.some(predicate);
+    }, `${what}: ${this.output()}`);
+    return this.lines.find(predicate)!;
+  }
+
+  output(): string {
+    return `stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`;
+  }
+}
+
+/** Polls `check` every 25 ms until it returns true; fails naming `what` after `ms`. */
+async function until(check: () => Promise<boolean>, what: string, ms = WAIT_MS): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
+  const children: ServerProcess[] = [];
+  const dirs: string[] = [];
+  const databases: string[] = [];
+  const pgUrl = process.env.TEST_DATABASE_URL;
+
+  async function pgQuery(text: string): Promise<void> {
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** A fresh data directory and, on PostgreSQL, a fresh database; nothing from the developer's shell. */
+  async function environment(): Promise<Record<string, string>> {
+    const dataDir = mkdtempSync(join(tmpdir(), "rookery-workers-"));
+    dirs.push(dataDir);
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      PORT: "0",
+      BIND: "127.0.0.1",
+      ROOKERY_DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+    };
+    if (TEST_ENGINE === "postgres" && pgUrl) {
+      const database = `rookery_workers_${randomBytes(6).toString("hex")}`;
+      databases.push(database);
+      await pgQuery(`CREATE DATABASE "${database}"`);
+      const url = new URL(pgUrl);
+      url.pathname = `/${database}`;
+      env.DATABASE_URL = url.toString();
+    }
+    return env;
+  }
+
+  function start(env: Record<string, string>): ServerProcess {
+    const child = new ServerProcess(env);
+    children.push(child);
+    return child;
+  }
+
+  after(async () => {
+    for (const child of children) if (child.running) child.child.kill("SIGKILL");
+    await Promise.all(children.map((c) => c.exited));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    for (const database of databases) await pgQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  });
+
+  test(
+    "a second server on the same database delivers the post within seconds, not after the 5-minute lease",
+    { timeout: 60_000 },
+    async () => {
+      const env = await environment();
+      // The test's own view of the database: it sets the scene and watches the feeds.
+      const ctx = await boot(loadConfig(env), { log: pino({ level: "silent" }) });
+      try {
+        const reader = await createUser(ctx, "reader");
+        const author = await createUser(ctx, "author");
+        await followAccount(ctx, reader.account, author.account, {});
+        await ctx.jobs.drain();
+        const posted = await postStatus(
+          ctx,
+          { account: author.account, user: author.user, applicationId: null },
+          { text: "is this in my followers' home feeds?", mediaIds: [], spoilerText: "", visibility: "public" },
+        );
+        assert.equal(posted.kind, "status");
+        const statusId = posted.kind === "status" ? posted.status.id : "";
+        const fanout = await ctx.db.kysely
+          .selectFrom("jobs")
+          .select("id")
+          .where("name", "=", "feeds.fanout")
+          .executeTakeFirstOrThrow();
+        const lease = { locked_until: new Date(Date.now() + 5 * 60_000).toISOString(), attempts: 1 };
+        // Held from the start, so that the first server cannot run it before it is handed over.
+        await ctx.db.kysely
+          .updateTable("jobs")
+          .set({ ...lease, locked_by: "the first server" })
+          .where("id", "=", fanout.id)
+          .execute();
+        const inHome = async () =>
+          (await ctx.db.kysely
+            .selectFrom("home_feed_entries")
+            .select("status_id")
+            .where("account_id", "=", reader.account.id)
+            .where("status_id", "=", statusId)
+            .executeTakeFirst()) !== undefined;
+
+        const first = start(env);
+        await first.waitForLine((l) => l.msg === "job workers started", "the first server's job workers");
+        const worker = await ctx.db.kysely
+          .selectFrom("job_workers")
+          .selectAll()
+          .where("pid", "=", first.child.pid!)
+          .executeTakeFirstOrThrow();
+        assert.equal(worker.host, hostname());
+        // The first server holds the fan-out, as if it had claimed it and was running it.
+        await ctx.db.kysely.updateTable("jobs").set({ locked_by: worker.id }).where("id", "=", fanout.id).execute();
+
+        first.child.kill("SIGKILL");
+        assert.deepEqual(await first.exited, { code: null, signal: "SIGKILL" });
+        assert.equal(await inHome(), false, "the fan-out did not run before the kill");
+        const killedAt = Date.now();
+
+        const second = start(env);
+        await until(inHome, "the post to reach the follower's home feed");
+        const elapsed = Date.now() - killedAt;
+        assert.ok(elapsed < 10_000, `delivered ${elapsed} ms after the kill`);
+        const released = await second.waitForLine((l) => l.msg === RELEASED, "the release");
+        assert.deepEqual(released.workers, [{ id: worker.id, host: hostname(), pid: first.child.pid }]);
+        // The fan-out, and whatever recurring maintenance the first server was running when it was killed.
+        assert.ok(Number(released.jobs) >= 1, JSON.stringify(released));
+        // The job finishes (notifications and streaming come after the feeds) and is deleted.
+        await until(
+          async () =>
+            (await ctx.db.kysely.selectFrom("jobs").select("id").where("id", "=", fanout.id).executeTakeFirst()) ===
+            undefined,
+          "the fan-out job to finish",
+        );
+        const serving = await second.waitForLine((l) => typeof l.port === "number", "the listening line");
+        const home = await fetch(`http://127.0.0.1:${serving.port as number}/api/v1/timelines/home`, {
+          headers: { authorization: `Bearer ${reader.token}` },
+        });
+        assert.equal(home.status, 200);
+        assert.deepEqual(
+          ((await home.json()) as Array<{ id: string }>).map((s) => s.id),
+          [statusId],
+        );
+
+        // A clean shutdown leaves no worker row behind (the killed server's went with the release).
+        second.child.kill("SIGTERM");
+        assert.deepEqual(await second.exited, { code: 0, signal: null }, second.output());
+        assert.deepEqual(await ctx.db.kysely.selectFrom("job_workers").select("id").execute(), []);
+      } finally {
+        await ctx.events.close();
+        await ctx.db.close();
+      }
+    },
+  );
+});

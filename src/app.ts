@@ -44,6 +44,7 @@ import searchRoutes from "./api/v2/search.ts";
 import groupedNotificationRoutes from "./api/v2/notifications.ts";
 import trendRoutes from "./api/v1/trends.ts";
 import suggestionRoutes from "./api/v1/suggestions.ts";
+import directoryRoutes from "./api/v1/directory.ts";
 import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
 import defaultImageRoutes from "./web/images.ts";
 import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
@@ -69,6 +70,7 @@ const ROUTES: RouteModule[] = [
   groupedNotificationRoutes,
   trendRoutes,
   suggestionRoutes,
+  directoryRoutes,
   customEmojiRoutes,
   nodeinfoRoutes,
   accountRoutes,

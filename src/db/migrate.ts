@@ -22,6 +22,7 @@ import { announcements } from "./migrations/0023_announcements.ts";
 import { mediaProcessing } from "./migrations/0024_media_processing.ts";
 import { streamSignals } from "./migrations/0025_stream_signals.ts";
 import { jobWorkers } from "./migrations/0026_job_workers.ts";
+import { directory } from "./migrations/0027_directory.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -49,6 +50,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   mediaProcessing,
   streamSignals,
   jobWorkers,
+  directory,
 ];
 
 /**

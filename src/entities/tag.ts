@@ -1,29 +1,31 @@
 import type { Ctx } from "../context.ts";
 import type { AccountRow, TagRow } from "../db/schema.ts";
-import { followedAmong, tagHistories, unusedHistory } from "../services/tags/tags.ts";
+import { featuredAmong, followedAmong, tagHistories, unusedHistory } from "../services/tags/tags.ts";
 
-/** Tag: a hashtag with a week of use; `following` only for a signed-in viewer. */
+/** Tag: a hashtag with a week of use; `following` and `featuring` (Mastodon 4.4) only for a signed-in viewer. */
 export interface Tag {
   id: string;
   name: string;
   url: string;
   history: Array<{ day: string; accounts: string; uses: string }>;
   following?: boolean;
+  featuring?: boolean;
 }
 
 /** A tag known only by name (never used here): what Mastodon shows for it, with an empty week. */
 export type NamedTag = Pick<TagRow, "name"> & { id: string | null };
 
-/** Tags for a viewer: their histories and the viewer's follows in one query each. */
+/** Tags for a viewer: their histories and the viewer's follows and featured tags in one query each. */
 export async function serializeTags(
   ctx: Ctx,
   tags: readonly NamedTag[],
   viewer: AccountRow | undefined,
 ): Promise<Tag[]> {
   const ids = tags.map((t) => t.id).filter((id): id is string => id !== null);
-  const [histories, followed] = await Promise.all([
+  const [histories, followed, featured] = await Promise.all([
     tagHistories(ctx, ids),
     viewer ? followedAmong(ctx, viewer, ids) : undefined,
+    viewer ? featuredAmong(ctx, viewer, ids) : undefined,
   ]);
   const emptyWeek = unusedHistory();
   return tags.map((tag) => {
@@ -37,6 +39,7 @@ export async function serializeTags(
       history: week.map((d) => ({ day: String(d.day), accounts: String(d.accounts), uses: String(d.uses) })),
     };
     if (followed) result.following = tag.id !== null && followed.has(tag.id);
+    if (featured) result.featuring = tag.id !== null && featured.has(tag.id);
     return result;
   });
 }

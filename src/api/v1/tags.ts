@@ -7,18 +7,20 @@ import {
   featuredTags,
   featuredTagSuggestions,
   featureTag,
+  featureTagNamed,
   findTag,
   followedTags,
   followTag,
   tagNameOf,
   unfeatureTag,
+  unfeatureTagNamed,
   unfollowTag,
 } from "../../services/tags/tags.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
 import { toId, toStringParam } from "../params.ts";
 
-/** Hashtags: a tag's page, following and unfollowing it, the tags a user follows. */
+/** Hashtags: a tag's page, following and featuring it, the tags a user follows and features. */
 export default async function tagRoutes(app: FastifyInstance, ctx: Ctx) {
   const writeFollows = app.auth({ scopes: ["write:follows", "follow"], user: true });
 
@@ -53,6 +55,21 @@ export default async function tagRoutes(app: FastifyInstance, ctx: Ctx) {
 
   const readAccounts = app.auth({ scopes: ["read:accounts"], user: true });
   const writeAccounts = app.auth({ scopes: ["write:accounts"], user: true });
+
+  // Mastodon 4.4: feature a tag from its page; the answer is the Tag, with `featuring`.
+  app.post("/api/v1/tags/:name/feature", { preHandler: writeAccounts }, async (req) => {
+    const viewer = userOf(req);
+    const tag = await featureTagNamed(ctx, viewer.account, tagNameOf(toStringParam(req.input.name)));
+    return serializeTag(ctx, tag, viewer.account);
+  });
+
+  app.post("/api/v1/tags/:name/unfeature", { preHandler: writeAccounts }, async (req) => {
+    const viewer = userOf(req);
+    const name = tagNameOf(toStringParam(req.input.name));
+    // A valid name never used here answers like GET /api/v1/tags/:name, as Mastodon does.
+    const tag = (await unfeatureTagNamed(ctx, viewer.account, name)) ?? { id: null, name };
+    return serializeTag(ctx, tag, viewer.account);
+  });
 
   app.get("/api/v1/featured_tags", { preHandler: readAccounts }, async (req) => {
     const viewer = userOf(req);

@@ -212,25 +212,80 @@ export async function featureTag(
   if (name === "") throw new ValidationFailed("Name can't be blank");
   if (!isTagName(name)) throw new ValidationFailed("Name is invalid");
   const [tag] = await upsertTags(ctx.db.kysely, [name]);
-  const id = newId();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  const id = await addFeaturedTag(ctx, account, tag, { again: "refuse" });
+  const featured = (await featuredTags(ctx, account)).find((f) => f.id === id);
+  if (!featured) throw new NotFound();
+  return featured;
+}
+
+/**
+ * Features the hashtag `name` (a valid name, created if new) on the account's profile, as
+ * `POST /api/v1/tags/:name/feature` does (Mastodon 4.4): featuring it again changes nothing; a new
+ * one past the limit is refused as `POST /api/v1/featured_tags` refuses it.
+ */
+export async function featureTagNamed(ctx: Ctx, account: AccountRow, name: string): Promise<TagRow> {
+  const [tag] = await upsertTags(ctx.db.kysely, [name]);
+  await addFeaturedTag(ctx, account, tag, { again: "keep" });
+  return tag;
+}
+
+/**
+ * Stops featuring the hashtag `name` (a valid name); one not featured, or never used here, changes
+ * nothing. Returns the tag, or undefined when it does not exist.
+ */
+export async function unfeatureTagNamed(ctx: Ctx, account: AccountRow, name: string): Promise<TagRow | undefined> {
+  const tag = await findTag(ctx, name);
+  if (!tag) return undefined;
+  await ctx.db.kysely
+    .deleteFrom("featured_tags")
+    .where("account_id", "=", account.id)
+    .where("tag_id", "=", tag.id)
+    .execute();
+  return tag;
+}
+
+/**
+ * Adds `tag` to the account's featured tags and returns the featured tag's ID. The limit is checked
+ * and the row inserted under the account's lock, so two requests cannot both take the tenth place.
+ * A tag featured already is refused ("Tag has already been taken") or kept as it is.
+ */
+async function addFeaturedTag(
+  ctx: Ctx,
+  account: AccountRow,
+  tag: TagRow,
+  options: { again: "refuse" | "keep" },
+): Promise<string> {
+  return ctx.db.kysely.transaction().execute(async (tx) => {
     await lockAccountRow(tx, ctx.db.engine, account.id);
     const existing = await tx
       .selectFrom("featured_tags")
-      .select(["tag_id"])
+      .select(["id", "tag_id"])
       .where("account_id", "=", account.id)
       .execute();
-    if (existing.some((f) => f.tag_id === tag.id)) throw new ValidationFailed("Tag has already been taken");
+    const same = existing.find((f) => f.tag_id === tag.id);
+    if (same && options.again === "keep") return same.id;
+    if (same) throw new ValidationFailed("Tag has already been taken");
     if (existing.length >= FEATURED_TAGS_LIMIT)
       throw new ValidationFailed("You have already featured the maximum number of hashtags");
+    const id = newId();
     await tx
       .insertInto("featured_tags")
       .values({ id, account_id: account.id, tag_id: tag.id, created_at: new Date().toISOString() })
       .execute();
+    return id;
   });
-  const featured = (await featuredTags(ctx, account)).find((f) => f.id === id);
-  if (!featured) throw new NotFound();
-  return featured;
+}
+
+/** The tags among `tagIds` that `account` features on its profile. */
+export async function featuredAmong(ctx: Ctx, account: AccountRow, tagIds: readonly string[]): Promise<Set<string>> {
+  if (tagIds.length === 0) return new Set();
+  const rows = await ctx.db.kysely
+    .selectFrom("featured_tags")
+    .select("tag_id")
+    .where("account_id", "=", account.id)
+    .where("tag_id", "in", [...tagIds])
+    .execute();
+  return new Set(rows.map((r) => r.tag_id));
 }
 
 /** Stops featuring a hashtag; someone else's or an unknown one is 404. */

@@ -8,6 +8,8 @@ import { MemoryRateLimitStore } from "./api/rate_limit.ts";
 import { FileSystemStorage } from "./media/storage.ts";
 import { acceptAllMailDomains, dnsMailDomainChecker } from "./services/mail/domains.ts";
 import { createBus } from "./realtime/bus.ts";
+import { EventDispatcher } from "./events/dispatcher.ts";
+import { subscriberTable } from "./subscribers.ts";
 
 /** Raised when start-up cannot proceed; the message is one line for the operator. */
 export class StartupError extends Error {
@@ -59,7 +61,9 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
     media: new FileSystemStorage(config.mediaDir),
     events: createBus(config.redisUrl, log, db),
+    dispatcher: new EventDispatcher(db, jobs, log),
   };
+  ctx.dispatcher.use(subscriberTable(ctx));
   if (options.jobHandlers !== false) {
     (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);
     // The server's Web Push keys exist from the first start on (clients read them from the instance API).

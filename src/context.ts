@@ -5,6 +5,7 @@ import type { JobQueue } from "./jobs/queue.ts";
 import type { RateLimitStore } from "./api/rate_limit.ts";
 import type { MailDomainChecker } from "./services/mail/domains.ts";
 import type { MediaStorage } from "./media/storage.ts";
+import type { EventDispatcher } from "./events/dispatcher.ts";
 import type { EventBus } from "./realtime/bus.ts";
 
 /** Everything a service needs, passed explicitly: configuration, database, jobs, logger, rate-limit counters, the e-mail domain check. */
@@ -20,4 +21,6 @@ export interface Ctx {
   media: MediaStorage;
   /** Live events for streaming clients: in-process, or Redis pub/sub with REDIS_URL. */
   events: EventBus;
+  /** Domain events: services emit what happened, the subscribers (src/subscribers.ts) react. */
+  dispatcher: EventDispatcher;
 }

@@ -150,7 +150,7 @@ describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
         const fanout = await ctx.db.kysely
           .selectFrom("jobs")
           .select("id")
-          .where("name", "=", "feeds.fanout")
+          .where("name", "=", "status.created:feeds")
           .executeTakeFirstOrThrow();
         const lease = { locked_until: new Date(Date.now() + 5 * 60_000).toISOString(), attempts: 1 };
         // Held from the start, so that the first server cannot run it before it is handed over.

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { parseDocument } from "htmlparser2";
-import { formatText, linkHtml } from "../src/text/format.ts";
+import { formatText } from "../src/services/text/format.ts";
+import { linkHtml } from "../src/text/format.ts";
 import { htmlToPlainText, isAllowedHref, MAX_INPUT_LENGTH, MAX_NESTING, sanitizeHtml } from "../src/text/sanitize.ts";
 import { createRemoteAccount, createTestServer, createUser, type TestServer } from "./kit.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { formatText } from "../src/text/format.ts";
+import { formatText } from "../src/services/text/format.ts";
 import { createTestServer, standardAccounts, type StandardAccounts, type TestServer } from "./kit.ts";
 
 function link(

@@ -143,7 +143,7 @@ export const accountsModify: Command = {
     // and with a new role, so they reconnect with what it allows. Without Redis the signal reaches the
     // servers through the database (src/realtime/signals.ts).
     if (values.suspend || values.disable || values["reset-password"] || roleId !== undefined)
-      await (await import("../services/streaming/publish.ts")).publishToUser(ctx, found.account.id, "kill");
+      await ctx.dispatcher.emitCommitted({ type: "access.changed", accountIds: [found.account.id] });
     io.out("OK");
     if (newPassword) io.out(`New password: ${newPassword}`);
     return 0;

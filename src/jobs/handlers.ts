@@ -16,24 +16,10 @@ import { removeExpiredMutes } from "../services/accounts/hiding.ts";
 import { recoverOverdueWork, removeUnusedCards } from "../services/housekeeping.ts";
 import { pruneTranslations } from "../services/translation/translate.ts";
 import { refreshTrends } from "../services/trends/trends.ts";
-import { publishStatus } from "../services/streaming/publish.ts";
 import { deliverPush, type PushJob } from "../services/push/deliver.ts";
 import { publishAnnouncement } from "../services/announcements/announcements.ts";
-import {
-  notifyOfEdit,
-  notifyOfNewStatus,
-  notifyOfPollEnd,
-  runNotificationJob,
-  type NotificationJob,
-} from "../services/notifications/triggers.ts";
-import {
-  fanOutStatus,
-  mergeIntoHome,
-  mergeIntoList,
-  rebuildAllFeeds,
-  rebuildHome,
-  trimFeeds,
-} from "../services/timelines/feeds.ts";
+import { runNotificationJob, type NotificationJob } from "../services/notifications/triggers.ts";
+import { mergeIntoHome, mergeIntoList, rebuildAllFeeds, rebuildHome, trimFeeds } from "../services/timelines/feeds.ts";
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
@@ -98,31 +84,11 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed expired mutes");
   });
   ctx.jobs.recurring("mutes.expire", HOUR);
-  ctx.jobs.register("feeds.fanout", async (payload) => {
-    // Both steps may run again on a retry: feeds ignore repeated entries, notifications repeated activities.
-    const { statusId } = payload as { statusId: string };
-    const entries = await fanOutStatus(ctx, statusId);
-    await notifyOfNewStatus(ctx, statusId);
-    await publishStatus(ctx, statusId, "update");
-    await afterBulkWrite(ctx, entries);
-  });
-  ctx.jobs.register("notifications.notify", (payload) => runNotificationJob(ctx, payload as NotificationJob));
-  ctx.jobs.register("statuses.edited", async (payload) => {
-    const { statusId, addedMentionIds } = payload as { statusId: string; addedMentionIds: string[] };
-    await notifyOfEdit(ctx, statusId, addedMentionIds);
-    await publishStatus(ctx, statusId, "status.update");
-  });
+  // The reactions to domain events (src/subscribers.ts), one job name per event and subscriber.
+  ctx.dispatcher.registerJobs();
+  registerEarlierJobNames(ctx);
   ctx.jobs.register("announcements.publish", (payload) => publishAnnouncement(ctx, (payload as { id: string }).id));
   ctx.jobs.register("push.deliver", (payload) => deliverPush(ctx, payload as PushJob));
-  ctx.jobs.register("notifications.poll", (payload) => notifyOfPollEnd(ctx, (payload as { pollId: string }).pollId));
-  ctx.jobs.register("feeds.merge", async (payload) => {
-    const { accountId, targetId } = payload as { accountId: string; targetId: string };
-    await afterBulkWrite(ctx, await mergeIntoHome(ctx, accountId, targetId));
-  });
-  ctx.jobs.register("feeds.merge_list", async (payload) => {
-    const { listId, accountId } = payload as { listId: string; accountId: string };
-    await afterBulkWrite(ctx, await mergeIntoList(ctx, listId, accountId));
-  });
   ctx.jobs.register("feeds.rebuild", async (payload) => {
     const { accountId } = payload as { accountId?: string; all?: boolean };
     if (accountId) return afterBulkWrite(ctx, await rebuildHome(ctx, accountId));
@@ -144,5 +110,31 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.recurring("trends.refresh", 15 * MINUTE);
   ctx.jobs.register("polls.close", async (payload, _job, now) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId, now.getTime());
+  });
+}
+
+/**
+ * Jobs queued by versions before domain events (a server upgraded with work pending): each runs
+ * what it stood for, mostly by emitting its event now. Remove once no release before 0.2 is upgraded.
+ */
+function registerEarlierJobNames(ctx: Ctx): void {
+  ctx.jobs.register("feeds.fanout", (payload) =>
+    ctx.dispatcher.emitCommitted({ type: "status.created", statusId: (payload as { statusId: string }).statusId }),
+  );
+  ctx.jobs.register("statuses.edited", (payload) => {
+    const { statusId, addedMentionIds } = payload as { statusId: string; addedMentionIds: string[] };
+    return ctx.dispatcher.emitCommitted({ type: "status.updated", statusId, addedMentionIds });
+  });
+  ctx.jobs.register("notifications.poll", (payload) =>
+    ctx.dispatcher.emitCommitted({ type: "poll.ended", pollId: (payload as { pollId: string }).pollId }),
+  );
+  ctx.jobs.register("notifications.notify", (payload) => runNotificationJob(ctx, payload as NotificationJob));
+  ctx.jobs.register("feeds.merge", async (payload) => {
+    const { accountId, targetId } = payload as { accountId: string; targetId: string };
+    await mergeIntoHome(ctx, accountId, targetId);
+  });
+  ctx.jobs.register("feeds.merge_list", async (payload) => {
+    const { listId, accountId } = payload as { listId: string; accountId: string };
+    await mergeIntoList(ctx, listId, accountId);
   });
 }

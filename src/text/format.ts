@@ -1,13 +1,29 @@
-import type { Ctx } from "../context.ts";
-import type { AccountRow } from "../db/schema.ts";
-import { accountUrl } from "../entities/account.ts";
+/**
+ * A local user's plain text → Mastodon's HTML: escaped text, links, mentions, hashtags, paragraphs.
+ * Pure: the accounts that mentions name are found by the caller (services/text/format.ts looks
+ * them up in the database) and handed in as `mentioned`.
+ */
 import { extractEntities, type TextEntity } from "./entities.ts";
 import { escapeHtml } from "./escape.ts";
 
-export interface FormattedText {
+/** A mention as written: `@user` (domain null) or `@user@domain`, the local domains already folded to null. */
+export interface MentionRef {
+  username: string;
+  domain: string | null;
+}
+
+/** What a mention links to. */
+export interface MentionTarget<A> {
+  account: A;
+  username: string;
+  domain: string | null;
+  url: string;
+}
+
+export interface RenderedText<A> {
   html: string;
   /** Accounts mentioned, in order of first appearance, each once. */
-  mentions: AccountRow[];
+  mentions: A[];
   /** Hashtag names as typed, each once (compared case-insensitively). */
   tags: string[];
 }
@@ -17,6 +33,15 @@ export interface FormatOptions {
   multiline: boolean;
   /** Extra link relations, e.g. `me` for profile fields. */
   rel?: string;
+}
+
+export interface RenderOptions<A> extends FormatOptions {
+  /** The server's base URL, for hashtag links. */
+  baseUrl: string;
+  /** Domains that mean this server in `@user@domain`. */
+  localDomains: readonly string[];
+  /** The target of a mention, if the account is known (keyed by `mentionKey`). */
+  mentioned: ReadonlyMap<string, MentionTarget<A>>;
 }
 
 const VISIBLE_URL_LENGTH = 30;
@@ -57,67 +82,37 @@ function paragraphs(htmlText: string): string {
     .join("");
 }
 
-const mentionKey = (username: string, domain: string | null) => `${username.toLowerCase()}@${domain ?? ""}`;
+/** How a mention target is keyed: lower-case username and domain (empty for local accounts). */
+export const mentionKey = (username: string, domain: string | null): string =>
+  `${username.toLowerCase()}@${domain?.toLowerCase() ?? ""}`;
 
-/** Looks up the accounts that mentions name, with one query per kind (local, remote). */
-async function resolveMentions(ctx: Ctx, entities: TextEntity[]): Promise<Map<string, AccountRow>> {
-  const local = new Set<string>();
-  const remote: Array<{ username: string; domain: string }> = [];
-  for (const entity of entities) {
-    if (entity.kind !== "mention") continue;
-    if (!entity.domain || entity.domain === ctx.config.localDomain || entity.domain === ctx.config.webDomain)
-      local.add(entity.username.toLowerCase());
-    else remote.push({ username: entity.username.toLowerCase(), domain: entity.domain });
-  }
-  const found = new Map<string, AccountRow>();
-  const db = ctx.db.kysely;
-  if (local.size > 0) {
-    const rows = await db
-      .selectFrom("accounts")
-      .selectAll()
-      .where("domain", "is", null)
-      .where((eb) => eb(eb.fn("lower", ["username"]), "in", [...local]))
-      .where("suspended_at", "is", null)
-      .execute();
-    for (const row of rows) found.set(mentionKey(row.username, null), row);
-  }
-  if (remote.length > 0) {
-    const rows = await db
-      .selectFrom("accounts")
-      .selectAll()
-      .where((eb) =>
-        eb.or(
-          remote.map((r) => eb.and([eb(eb.fn("lower", ["username"]), "=", r.username), eb("domain", "=", r.domain)])),
-        ),
-      )
-      .where("suspended_at", "is", null)
-      .execute();
-    for (const row of rows) found.set(mentionKey(row.username, row.domain), row);
-  }
-  return found;
+const refOf = (entity: Extract<TextEntity, { kind: "mention" }>, localDomains: readonly string[]): MentionRef => ({
+  username: entity.username,
+  domain:
+    !entity.domain || localDomains.some((d) => d.toLowerCase() === entity.domain!.toLowerCase()) ? null : entity.domain,
+});
+
+/** The mentions written in `text`, in order, repeats included. */
+export function mentionRefs(text: string, localDomains: readonly string[]): MentionRef[] {
+  return extractEntities(text)
+    .filter((e): e is Extract<TextEntity, { kind: "mention" }> => e.kind === "mention")
+    .map((e) => refOf(e, localDomains));
 }
 
-/**
- * Turns a local user's plain text into Mastodon's HTML: escaped text, links, mentions of known
- * accounts, hashtags, paragraphs. Custom emoji stay as `:shortcode:` text.
- */
-export async function formatText(ctx: Ctx, text: string, options: FormatOptions): Promise<FormattedText> {
+/** Renders `text`; mentions of accounts not in `options.mentioned` stay plain text. */
+export function renderText<A>(text: string, options: RenderOptions<A>): RenderedText<A> {
   const entities = extractEntities(text);
-  const accounts = await resolveMentions(ctx, entities);
-  const lookup = (e: Extract<TextEntity, { kind: "mention" }>) =>
-    accounts.get(
-      mentionKey(
-        e.username,
-        e.domain === ctx.config.localDomain || e.domain === ctx.config.webDomain ? null : e.domain,
-      ),
-    );
+  const lookup = (e: Extract<TextEntity, { kind: "mention" }>) => {
+    const ref = refOf(e, options.localDomains);
+    return options.mentioned.get(mentionKey(ref.username, ref.domain));
+  };
   const mentioned = entities
     .filter((e): e is Extract<TextEntity, { kind: "mention" }> => e.kind === "mention")
     .map(lookup)
-    .filter((a): a is AccountRow => !!a);
+    .filter((t): t is MentionTarget<A> => !!t);
   const usernameCounts = new Map<string, number>();
-  for (const account of new Map(mentioned.map((a) => [a.id, a])).values()) {
-    usernameCounts.set(account.username.toLowerCase(), (usernameCounts.get(account.username.toLowerCase()) ?? 0) + 1);
+  for (const target of new Map(mentioned.map((t) => [mentionKey(t.username, t.domain), t])).values()) {
+    usernameCounts.set(target.username.toLowerCase(), (usernameCounts.get(target.username.toLowerCase()) ?? 0) + 1);
   }
 
   let out = "";
@@ -129,22 +124,22 @@ export async function formatText(ctx: Ctx, text: string, options: FormatOptions)
     if (entity.kind === "url") {
       out += linkHtml(entity.url, options.rel ? `nofollow noopener ${options.rel}` : "nofollow noopener");
     } else if (entity.kind === "mention") {
-      const account = lookup(entity);
-      if (account) {
-        const ambiguous = (usernameCounts.get(account.username.toLowerCase()) ?? 0) > 1 || !options.multiline;
-        const label = ambiguous && account.domain ? `${account.username}@${account.domain}` : account.username;
-        out += mentionHtml(accountUrl(ctx, account), label);
+      const target = lookup(entity);
+      if (target) {
+        const ambiguous = (usernameCounts.get(target.username.toLowerCase()) ?? 0) > 1 || !options.multiline;
+        const label = ambiguous && target.domain ? `${target.username}@${target.domain}` : target.username;
+        out += mentionHtml(target.url, label);
       } else {
         out += escapeHtml(source);
       }
     } else {
-      out += hashtagHtml(ctx.config.baseUrl, entity.name);
+      out += hashtagHtml(options.baseUrl, entity.name);
       if (!tags.has(entity.name.toLowerCase())) tags.set(entity.name.toLowerCase(), entity.name);
     }
     at = entity.end;
   }
   out += escapeHtml(text.slice(at));
-  const unique = new Map(mentioned.map((a) => [a.id, a]));
+  const unique = new Map(mentioned.map((t) => [mentionKey(t.username, t.domain), t.account]));
   return {
     html: options.multiline ? paragraphs(out) : out.replace(/\r?\n/g, " "),
     mentions: [...unique.values()],

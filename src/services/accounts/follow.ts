@@ -12,8 +12,7 @@ import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountPageOf, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow, Database, FollowRequestRow } from "../../db/schema.ts";
 import { Forbidden, NotFound } from "../../errors.ts";
-import type { JobQueue } from "../../jobs/queue.ts";
-import { enqueueNotification, removeNotificationsOf } from "../notifications/triggers.ts";
+import { deleteNotificationsOf } from "../../db/queries/notifications.ts";
 import { removeFromHome, removeFromList } from "../timelines/feeds.ts";
 import { findVisibleAccount } from "./lookup.ts";
 
@@ -104,7 +103,7 @@ async function moveCounters(
 
 /** Adds the follow (or updates its settings); true when a new follow was made. */
 async function insertFollow(
-  jobs: JobQueue,
+  ctx: Ctx,
   tx: Transaction<Database>,
   followerId: string,
   followedId: string,
@@ -119,13 +118,11 @@ async function insertFollow(
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
     await moveCounters(tx, followerId, followedId, 1);
-    await jobs.enqueueWith(tx, "feeds.merge", { accountId: followerId, targetId: followedId });
-    await enqueueNotification(jobs, tx, {
-      type: "follow",
-      receiverId: followedId,
-      fromId: followerId,
-      activityType: "Follow",
-      activityId: row.id,
+    await ctx.dispatcher.emit(tx, {
+      type: "follow.created",
+      followId: row.id,
+      accountId: followerId,
+      targetAccountId: followedId,
     });
     return true;
   }
@@ -156,7 +153,7 @@ export async function followAccount(
   if (target.moved_to_account_id || (await isBlockedEitherWay(ctx.db.kysely, follower.id, target.id)))
     throw new Forbidden();
   const now = new Date().toISOString();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     const following = await tx
       .selectFrom("follows")
       .select("id")
@@ -164,7 +161,7 @@ export async function followAccount(
       .where("target_account_id", "=", target.id)
       .executeTakeFirst();
     if (following || !target.locked) {
-      await insertFollow(ctx.jobs, tx, follower.id, target.id, options, now);
+      await insertFollow(ctx, tx, follower.id, target.id, options, now);
       return;
     }
     const request = newFollowRow(follower.id, target.id, options, now);
@@ -174,12 +171,11 @@ export async function followAccount(
       .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0)
-      await enqueueNotification(ctx.jobs, tx, {
-        type: "follow_request",
-        receiverId: target.id,
-        fromId: follower.id,
-        activityType: "FollowRequest",
-        activityId: request.id,
+      await ctx.dispatcher.emit(tx, {
+        type: "follow_request.created",
+        requestId: request.id,
+        accountId: follower.id,
+        targetAccountId: target.id,
       });
     const changes = changedSettings(options);
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0 && Object.keys(changes).length > 0) {
@@ -191,7 +187,6 @@ export async function followAccount(
         .execute();
     }
   });
-  ctx.jobs.wake();
 }
 
 /** Ends a follow of `follower` → `followed` and withdraws a pending request; nothing to end is fine. */
@@ -204,7 +199,7 @@ export async function unfollowAccount(ctx: Ctx, follower: AccountRow, followed: 
       .where("target_account_id", "=", followed.id)
       .returning("id")
       .execute();
-    await removeNotificationsOf(
+    await deleteNotificationsOf(
       tx,
       "FollowRequest",
       withdrawn.map((r) => r.id),
@@ -235,7 +230,7 @@ export async function removeFollow(tx: Transaction<Database>, followerId: string
     .where("target_account_id", "=", followedId)
     .returning("id")
     .execute();
-  await removeNotificationsOf(
+  await deleteNotificationsOf(
     tx,
     "Follow",
     removed.map((r) => r.id),
@@ -267,12 +262,12 @@ async function pendingRequest(db: Kysely<Database>, from: AccountRow, to: Accoun
 export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, requester: AccountRow): Promise<void> {
   const request = await pendingRequest(ctx.db.kysely, requester, owner);
   const languages = request.languages ? (JSON.parse(request.languages) as string[]) : null;
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     const claimed = await tx.deleteFrom("follow_requests").where("id", "=", request.id).executeTakeFirst();
     if (Number(claimed.numDeletedRows) === 0) throw new NotFound();
-    await removeNotificationsOf(tx, "FollowRequest", [request.id]);
+    await deleteNotificationsOf(tx, "FollowRequest", [request.id]);
     await insertFollow(
-      ctx.jobs,
+      ctx,
       tx,
       requester.id,
       owner.id,
@@ -280,7 +275,6 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
       new Date().toISOString(),
     );
   });
-  ctx.jobs.wake();
 }
 
 /** `owner` declines the request of `requester`. */
@@ -288,7 +282,7 @@ export async function rejectFollowRequest(ctx: Ctx, owner: AccountRow, requester
   const request = await pendingRequest(ctx.db.kysely, requester, owner);
   await ctx.db.kysely.transaction().execute(async (tx) => {
     await tx.deleteFrom("follow_requests").where("id", "=", request.id).execute();
-    await removeNotificationsOf(tx, "FollowRequest", [request.id]);
+    await deleteNotificationsOf(tx, "FollowRequest", [request.id]);
   });
 }
 

@@ -5,7 +5,6 @@
  * decided in one place, services/accounts/exclusions.ts.
  */
 import type { Ctx } from "../../context.ts";
-import { publishToUser } from "../streaming/publish.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountPageOf, activeAccountMap, type AccountPage } from "../../db/queries/accounts.ts";
@@ -15,7 +14,7 @@ import { removeFollow } from "./follow.ts";
 
 /** Open streams of these accounts drop what they knew of blocks and mutes. */
 async function relationsChanged(ctx: Ctx, ...accountIds: string[]): Promise<void> {
-  for (const id of accountIds) await publishToUser(ctx, id, "relations_changed");
+  await ctx.dispatcher.emitCommitted({ type: "relations.changed", accountIds });
 }
 
 /** Blocking or muting oneself makes no sense; Rookery refuses it. */

@@ -6,7 +6,7 @@ import { coverResize, EXTENSIONS, inspectImage, staticFrame, type ResizedImage }
 import { randomFileName } from "../../media/storage.ts";
 import { countedLength, graphemeLength } from "../../text/entities.ts";
 import { RAW_LENGTH_LIMIT } from "../statuses/validate.ts";
-import { formatText } from "../../text/format.ts";
+import { formatText } from "../text/format.ts";
 import { isLanguageCode } from "../../text/languages.ts";
 import { storedFields } from "../../entities/account.ts";
 import { userSettings, type UserSettings } from "./settings.ts";

@@ -6,8 +6,6 @@ import { isLanguageCode } from "../../text/languages.ts";
 import { loadSettings } from "../instance/settings.ts";
 import { sendConfirmation } from "./confirmation.ts";
 import { createLocalUser, type LocalUser } from "./create.ts";
-import { hasPermission } from "./roles.ts";
-import { enqueueNotification } from "../notifications/triggers.ts";
 import { describeDetails, validateNewUser, type ErrorCode, type ErrorDetails } from "./validation.ts";
 
 export interface RegistrationParams {
@@ -109,29 +107,6 @@ export async function registerUser(
     createdByApplicationId: app?.id ?? null,
   });
   await sendConfirmation(ctx, created.user);
-  await notifyStaffOfSignUp(ctx, created.account.id);
+  await ctx.dispatcher.emitCommitted({ type: "account.registered", accountId: created.account.id });
   return created;
-}
-
-/** Records an `admin.sign_up` notification for every local user whose role manages users. */
-async function notifyStaffOfSignUp(ctx: Ctx, accountId: string): Promise<void> {
-  const staff = await ctx.db.kysely
-    .selectFrom("users")
-    .innerJoin("user_roles", "user_roles.id", "users.role_id")
-    .select(["users.account_id", "user_roles.permissions"])
-    .where("users.disabled", "=", false)
-    .execute();
-  const receivers = staff.filter((s) => hasPermission(s, "manage_users"));
-  if (receivers.length === 0) return;
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    for (const r of receivers)
-      await enqueueNotification(ctx.jobs, tx, {
-        type: "admin.sign_up",
-        receiverId: r.account_id,
-        fromId: accountId,
-        activityType: "Account",
-        activityId: accountId,
-      });
-  });
-  ctx.jobs.wake();
 }

@@ -9,8 +9,7 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AnnouncementRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
-import { formatText } from "../../text/format.ts";
-import { ANNOUNCEMENTS_CHANNEL } from "../streaming/publish.ts";
+import { formatText } from "../text/format.ts";
 
 /** Different reactions one announcement may have. */
 export const REACTION_LIMIT = 8;
@@ -67,8 +66,7 @@ export async function createAnnouncement(ctx: Ctx, params: AnnouncementParams): 
     if (later) await ctx.jobs.enqueueWith(tx, "announcements.publish", { id: inserted.id }, { runAt: later });
     return inserted;
   });
-  if (row.published)
-    await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement", payload: { announcementId: row.id } });
+  if (row.published) await ctx.dispatcher.emitCommitted({ type: "announcement.published", announcementId: row.id });
   return row;
 }
 
@@ -82,7 +80,7 @@ export async function publishAnnouncement(ctx: Ctx, id: string): Promise<void> {
     .where("published", "=", false)
     .executeTakeFirst();
   if (Number(published.numUpdatedRows) > 0)
-    await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement", payload: { announcementId: id } });
+    await ctx.dispatcher.emitCommitted({ type: "announcement.published", announcementId: id });
 }
 
 /** Every announcement, published or waiting, newest first (for staff). */
@@ -91,11 +89,10 @@ export function allAnnouncements(ctx: Ctx): Promise<AnnouncementRow[]> {
 }
 
 export async function removeAnnouncement(ctx: Ctx, id: string | undefined): Promise<void> {
-  const removed = id
-    ? await ctx.db.kysely.deleteFrom("announcements").where("id", "=", id).executeTakeFirst()
-    : undefined;
-  if (!removed || Number(removed.numDeletedRows) === 0) throw new NotFound();
-  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement.delete", payload: id });
+  if (!id) throw new NotFound();
+  const removed = await ctx.db.kysely.deleteFrom("announcements").where("id", "=", id).executeTakeFirst();
+  if (Number(removed.numDeletedRows) === 0) throw new NotFound();
+  await ctx.dispatcher.emitCommitted({ type: "announcement.deleted", announcementId: id });
 }
 
 /** The published announcements, in the order of their events (start, else publication). */
@@ -130,20 +127,6 @@ export async function dismissAnnouncement(ctx: Ctx, accountId: string, id: strin
 }
 
 const EMOJI = /^\p{RGI_Emoji}$/v;
-
-/** The current count of one reaction, as `announcement.reaction` reports it. */
-async function publishReactionCount(ctx: Ctx, announcementId: string, name: string): Promise<void> {
-  const row = await ctx.db.kysely
-    .selectFrom("announcement_reactions")
-    .select((eb) => eb.fn.countAll<number | string>().as("n"))
-    .where("announcement_id", "=", announcementId)
-    .where("name", "=", name)
-    .executeTakeFirstOrThrow();
-  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, {
-    event: "announcement.reaction",
-    payload: JSON.stringify({ name, count: Number(row.n), announcement_id: announcementId }),
-  });
-}
 
 /** Adds the account's reaction `name` (a Unicode emoji or a local custom emoji's shortcode). */
 export async function addReaction(ctx: Ctx, accountId: string, id: string | undefined, rawName: string): Promise<void> {
@@ -181,7 +164,7 @@ export async function addReaction(ctx: Ctx, accountId: string, id: string | unde
     })
     .onConflict((oc) => oc.columns(["account_id", "announcement_id", "name"]).doNothing())
     .execute();
-  await publishReactionCount(ctx, row.id, name);
+  await ctx.dispatcher.emitCommitted({ type: "announcement.reacted", announcementId: row.id, name });
 }
 
 /** Removes the account's reaction (404 when there was none). */
@@ -194,5 +177,5 @@ export async function removeReaction(ctx: Ctx, accountId: string, id: string | u
     .where("name", "=", name.trim())
     .executeTakeFirst();
   if (Number(removed.numDeletedRows) === 0) throw new NotFound();
-  await publishReactionCount(ctx, row.id, name.trim());
+  await ctx.dispatcher.emitCommitted({ type: "announcement.reacted", announcementId: row.id, name: name.trim() });
 }

@@ -2,7 +2,6 @@
  * The apps a user has authorized (the settings page's list), and revoking one: every token and
  * pending grant of that app for that user.
  */
-import { publishTokenRevoked } from "../streaming/publish.ts";
 import type { Ctx } from "../../context.ts";
 import { isIdLike } from "../../db/ids.ts";
 import { parseScopes } from "./scopes.ts";
@@ -72,5 +71,5 @@ export async function revokeAuthorization(ctx: Ctx, userId: string, applicationI
       .execute();
     return tokens.map((t) => t.id);
   });
-  await publishTokenRevoked(ctx, revoked);
+  if (revoked.length > 0) await ctx.dispatcher.emitCommitted({ type: "tokens.revoked", tokenIds: revoked });
 }

@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { publishTokenRevoked } from "../streaming/publish.ts";
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
@@ -254,7 +253,7 @@ export async function revokeToken(ctx: Ctx, app: ApplicationRow, token: string):
     .where("revoked_at", "is", null)
     .execute();
   // Its open streams end.
-  await publishTokenRevoked(ctx, [row.id]);
+  await ctx.dispatcher.emitCommitted({ type: "tokens.revoked", tokenIds: [row.id] });
 }
 
 /** Whether the user already holds a live token of `app` with exactly these scopes (consent can be skipped). */

@@ -17,7 +17,6 @@ import type {
 } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
 import { findVisibleStatus } from "../statuses/find.ts";
-import { publishToUser } from "../streaming/publish.ts";
 
 export const FILTER_CONTEXTS: readonly FilterContext[] = ["home", "notifications", "public", "thread", "account"];
 export const FILTER_ACTIONS: readonly FilterAction[] = ["warn", "hide", "blur"];
@@ -168,7 +167,7 @@ export async function createFilter(ctx: Ctx, accountId: string, params: FilterPa
         )
         .execute();
   });
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
   return filterOf(ctx, accountId, id);
 }
 
@@ -245,7 +244,7 @@ export async function updateFilter(
       }
     }
   });
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
   return filterOf(ctx, accountId, current.id);
 }
 
@@ -253,7 +252,7 @@ export async function updateFilter(
 export async function deleteFilter(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const filter = await ownFilter(ctx.db.kysely, accountId, id);
   await ctx.db.kysely.deleteFrom("custom_filters").where("id", "=", filter.id).execute();
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
 }
 
 // ---- Keywords and statuses on their own routes. ----
@@ -299,7 +298,7 @@ export async function addKeyword(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
   return row;
 }
 
@@ -325,14 +324,14 @@ export async function updateKeyword(
     .where("id", "=", current.id)
     .returningAll()
     .executeTakeFirstOrThrow();
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
   return row;
 }
 
 export async function deleteKeyword(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const { keyword } = await ownKeyword(ctx, accountId, id);
   await ctx.db.kysely.deleteFrom("custom_filter_keywords").where("id", "=", keyword.id).execute();
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
 }
 
 export async function filterStatusesOf(ctx: Ctx, accountId: string, filterId: string | undefined) {
@@ -360,7 +359,7 @@ export async function addFilterStatus(
     .returningAll()
     .executeTakeFirst();
   if (!row) throw new ValidationFailed("Status has already been taken");
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
   return row;
 }
 
@@ -380,5 +379,5 @@ export async function ownFilterStatus(
 export async function deleteFilterStatus(ctx: Ctx, accountId: string, id: string | undefined): Promise<void> {
   const row = await ownFilterStatus(ctx, accountId, id);
   await ctx.db.kysely.deleteFrom("custom_filter_statuses").where("id", "=", row.id).execute();
-  await publishToUser(ctx, accountId, "filters_changed");
+  await ctx.dispatcher.emitCommitted({ type: "filters.changed", accountId });
 }

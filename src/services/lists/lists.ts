@@ -112,7 +112,7 @@ export async function addListMembers(ctx: Ctx, list: ListRow, accountIds: readon
   const ids = [...new Set(accountIds)];
   const accounts = await accountsByIds(ctx.db.kysely, ids);
   if (ids.length === 0 || accounts.length !== ids.length) throw new NotFound();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     const others = ids.filter((id) => id !== list.account_id);
     const related = others.length
       ? [
@@ -144,9 +144,8 @@ export async function addListMembers(ctx: Ctx, list: ListRow, accountIds: readon
       .insertInto("list_accounts")
       .values(ids.map((id) => ({ id: newId(), list_id: list.id, account_id: id, created_at: now })))
       .execute();
-    for (const id of ids) await ctx.jobs.enqueueWith(tx, "feeds.merge_list", { listId: list.id, accountId: id });
+    await ctx.dispatcher.emit(tx, { type: "list.members_added", listId: list.id, accountIds: ids });
   });
-  ctx.jobs.wake();
 }
 
 export async function removeListMembers(ctx: Ctx, list: ListRow, accountIds: readonly string[]): Promise<void> {

@@ -10,8 +10,6 @@ import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, Database, NotificationRow, PolicyAction } from "../../db/schema.ts";
 import { hasPermission } from "../accounts/roles.ts";
-import { enqueuePushes } from "../push/deliver.ts";
-import { publishNotification } from "../streaming/publish.ts";
 import { defaultPolicy, type PolicySettings } from "./policy.ts";
 import { FILTERABLE_TYPES, GROUPABLE_TYPES, type NotificationEvent } from "./types.ts";
 
@@ -231,7 +229,7 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
   const at = event.at ?? now;
   const groupKey = filtered ? null : await groupKeyFor(db, event, at);
 
-  const stored = await db.transaction().execute(async (tx) => {
+  const stored = await ctx.dispatcher.transaction(async (tx) => {
     if (event.type === "update") {
       // The newest edit replaces the notification of an earlier one.
       await tx
@@ -261,8 +259,9 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
       .onConflict((oc) => oc.columns(["account_id", "activity_type", "activity_id", "type"]).doNothing())
       .returningAll()
       .executeTakeFirst();
-    // Pushed only when not filtered, as Mastodon does; the job checks each subscription's alerts and policy.
-    if (row && !filtered) await enqueuePushes(ctx, tx, row);
+    // Streamed and pushed only when not filtered, as Mastodon does.
+    if (row && !filtered)
+      await ctx.dispatcher.emit(tx, { type: "notification.created", notificationId: row.id, receiverId: receiver.id });
     if (row && filtered && event.type === "mention") {
       await tx
         .insertInto("notification_requests")
@@ -283,10 +282,5 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
     }
     return row;
   });
-  // Filtered notifications are not streamed (Mastodon's rule); the others reach open streams.
-  if (stored && !stored.filtered) {
-    ctx.jobs.wake();
-    await publishNotification(ctx, stored.account_id, stored.id);
-  }
   return stored;
 }

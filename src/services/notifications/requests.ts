@@ -10,7 +10,6 @@ import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { NotificationRequestRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
-import { publishToUser } from "../streaming/publish.ts";
 
 /** A page of the receiver's requests, pending or dismissed, newest first. */
 export function requestPage(
@@ -93,7 +92,7 @@ export async function acceptRequests(ctx: Ctx, receiverId: string, ids: readonly
       .execute();
     return true;
   });
-  if (merged) await publishToUser(ctx, receiverId, "notifications_merged");
+  if (merged) await ctx.dispatcher.emitCommitted({ type: "notifications.merged", accountId: receiverId });
 }
 
 /** Dismisses the receiver's requests among `ids`: hidden from the pending list and its counts. */

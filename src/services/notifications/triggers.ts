@@ -1,49 +1,130 @@
 /**
- * Where notifications come from. Services that change statuses, follows, favourites and polls
- * enqueue the `notifications.notify` job in their own transaction (`enqueueNotification`), so a
- * notification exists exactly when its cause was committed, and the rules of notify.ts run off
- * the request path. A new status (its mentions, and the `status` notifications of followers who
- * asked for them) and a boost are notified by the fan-out job, an edit by `notifications.edit`,
- * a poll's end by the job that closes it. Undoing a cause removes its notification.
+ * What notifies whom: the notification subscribers of domain events (src/subscribers.ts). Each
+ * runs in a job written with the change that caused it, so a notification exists exactly when its
+ * cause was committed, and the rules of notify.ts run off the request path. Each first checks that
+ * its cause still exists (an unfavourite right after the favourite leaves nothing to notify), and
+ * dates the notification by its cause (the group's hour bucket). Undoing a cause deletes its
+ * notification in the undoing transaction (db/queries/notifications.ts).
  */
-import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
-import type { Database, StatusRow } from "../../db/schema.ts";
-import type { JobQueue } from "../../jobs/queue.ts";
+import type { StatusRow } from "../../db/schema.ts";
+import type { DomainEvent } from "../../events/types.ts";
+import { hasPermission, type Permission } from "../accounts/roles.ts";
 import { notify } from "./notify.ts";
-import type { ActivityType, NotificationEvent } from "./types.ts";
+import type { NotificationEvent } from "./types.ts";
 
-/** The job payload: an event with its time as an ISO string. */
+/** A `notifications.notify` job queued by an earlier version: an event with its time as an ISO string. */
 export type NotificationJob = Omit<NotificationEvent, "at"> & { at?: string };
 
-/** Enqueues `event` inside the transaction that causes it (nothing for notifying yourself). */
-export async function enqueueNotification(
-  jobs: JobQueue,
-  tx: Kysely<Database>,
-  event: NotificationEvent,
-): Promise<void> {
-  if (event.receiverId === event.fromId && event.type !== "poll") return;
-  const payload: NotificationJob = { ...event, at: (event.at ?? new Date()).toISOString() };
-  await jobs.enqueueWith(tx, "notifications.notify", payload);
-}
-
-/** Runs a `notifications.notify` job. */
+/** Runs a `notifications.notify` job queued by an earlier version. */
 export async function runNotificationJob(ctx: Ctx, payload: NotificationJob): Promise<void> {
   await notify(ctx, { ...payload, at: payload.at ? new Date(payload.at) : undefined });
 }
 
-/** Removes the notifications of activities that were undone (an unfavourite, an unfollow, …). */
-export async function removeNotificationsOf(
-  tx: Kysely<Database>,
-  activityType: ActivityType,
-  activityIds: readonly string[],
-): Promise<void> {
-  if (activityIds.length === 0) return;
-  await tx
-    .deleteFrom("notifications")
-    .where("activity_id", "in", activityIds)
-    .where("activity_type", "=", activityType)
+/** A favourite notifies the status's author. */
+export async function notifyOfFavourite(ctx: Ctx, event: DomainEvent<"favourite.created">): Promise<void> {
+  const row = await ctx.db.kysely
+    .selectFrom("favourites")
+    .innerJoin("statuses", "statuses.id", "favourites.status_id")
+    .select(["favourites.created_at", "statuses.account_id as author_id"])
+    .where("favourites.id", "=", event.favouriteId)
+    .executeTakeFirst();
+  if (!row) return;
+  await notify(ctx, {
+    type: "favourite",
+    receiverId: row.author_id,
+    fromId: event.accountId,
+    activityType: "Favourite",
+    activityId: event.favouriteId,
+    statusId: event.statusId,
+    at: new Date(row.created_at),
+  });
+}
+
+/** A follow (made at once, or a request accepted) notifies the followed account. */
+export async function notifyOfFollow(ctx: Ctx, event: DomainEvent<"follow.created">): Promise<void> {
+  const row = await ctx.db.kysely
+    .selectFrom("follows")
+    .select("created_at")
+    .where("id", "=", event.followId)
+    .executeTakeFirst();
+  if (!row) return;
+  await notify(ctx, {
+    type: "follow",
+    receiverId: event.targetAccountId,
+    fromId: event.accountId,
+    activityType: "Follow",
+    activityId: event.followId,
+    at: new Date(row.created_at),
+  });
+}
+
+/** A request to follow a locked account notifies its owner while it is pending. */
+export async function notifyOfFollowRequest(ctx: Ctx, event: DomainEvent<"follow_request.created">): Promise<void> {
+  const row = await ctx.db.kysely
+    .selectFrom("follow_requests")
+    .select("created_at")
+    .where("id", "=", event.requestId)
+    .executeTakeFirst();
+  if (!row) return;
+  await notify(ctx, {
+    type: "follow_request",
+    receiverId: event.targetAccountId,
+    fromId: event.accountId,
+    activityType: "FollowRequest",
+    activityId: event.requestId,
+    at: new Date(row.created_at),
+  });
+}
+
+/** The local users whose role holds `permission` (and who are not disabled). */
+async function staffWith(ctx: Ctx, permission: Permission): Promise<string[]> {
+  const staff = await ctx.db.kysely
+    .selectFrom("users")
+    .innerJoin("user_roles", "user_roles.id", "users.role_id")
+    .select(["users.account_id", "user_roles.permissions"])
+    .where("users.disabled", "=", false)
     .execute();
+  return staff.filter((member) => hasPermission(member, permission)).map((member) => member.account_id);
+}
+
+/** A sign-up notifies every local user whose role manages users (`admin.sign_up`). */
+export async function notifyStaffOfSignUp(ctx: Ctx, event: DomainEvent<"account.registered">): Promise<void> {
+  const account = await ctx.db.kysely
+    .selectFrom("accounts")
+    .select("created_at")
+    .where("id", "=", event.accountId)
+    .executeTakeFirst();
+  if (!account) return;
+  for (const receiverId of await staffWith(ctx, "manage_users"))
+    await notify(ctx, {
+      type: "admin.sign_up",
+      receiverId,
+      fromId: event.accountId,
+      activityType: "Account",
+      activityId: event.accountId,
+      at: new Date(account.created_at),
+    });
+}
+
+/** A report notifies every local user whose role manages reports, except the reported account (`admin.report`). */
+export async function notifyStaffOfReport(ctx: Ctx, event: DomainEvent<"report.created">): Promise<void> {
+  const report = await ctx.db.kysely
+    .selectFrom("reports")
+    .select(["account_id", "target_account_id", "created_at"])
+    .where("id", "=", event.reportId)
+    .executeTakeFirst();
+  if (!report) return;
+  for (const receiverId of await staffWith(ctx, "manage_reports"))
+    if (receiverId !== report.target_account_id)
+      await notify(ctx, {
+        type: "admin.report",
+        receiverId,
+        fromId: report.account_id,
+        activityType: "Report",
+        activityId: event.reportId,
+        at: new Date(report.created_at),
+      });
 }
 
 /**

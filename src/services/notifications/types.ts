@@ -1,3 +1,5 @@
+import type { ActivityType } from "../../db/queries/notifications.ts";
+
 /** The kinds of notification (Mastodon's `Notification::TYPES` that Rookery creates). */
 export const NOTIFICATION_TYPES = [
   "mention",
@@ -38,9 +40,7 @@ export const STATUS_TYPES: ReadonlySet<NotificationType> = new Set([
   "update",
 ]);
 
-/** The record a notification is about (Mastodon's polymorphic `activity`). */
-export type ActivityType =
-  "Mention" | "Status" | "Favourite" | "Follow" | "FollowRequest" | "Poll" | "Account" | "Report";
+export type { ActivityType };
 
 /** One notification to create, before the drop and policy rules decide its fate. */
 export interface NotificationEvent {

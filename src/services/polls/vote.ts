@@ -71,7 +71,7 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
 export async function closePoll(ctx: Ctx, pollId: string, now = Date.now()): Promise<boolean> {
   const poll = await ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", pollId).executeTakeFirst();
   if (!poll || poll.closed_at || !isPollExpired(poll, now)) return false;
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  return ctx.dispatcher.transaction(async (tx) => {
     const result = await tx
       .updateTable("polls")
       .set({ closed_at: new Date(now).toISOString() })
@@ -80,7 +80,7 @@ export async function closePoll(ctx: Ctx, pollId: string, now = Date.now()): Pro
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) === 0) return false;
     // Its author and its voters learn of the end: once, with the closing.
-    await ctx.jobs.enqueueWith(tx, "notifications.poll", { pollId });
+    await ctx.dispatcher.emit(tx, { type: "poll.ended", pollId });
     return true;
   });
 }

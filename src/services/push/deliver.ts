@@ -32,18 +32,25 @@ export class PushRetry extends Error {
   override name = "PushRetry";
 }
 
-/** Enqueues the pushes of a notification just stored, one per subscription of the receiver. */
-export async function enqueuePushes(ctx: Ctx, tx: Kysely<Database>, notification: NotificationRow): Promise<void> {
-  const subscriptions = await tx
+/**
+ * The pushes of a new notification, one job per subscription of its receiver (each retried on
+ * its own): the `push` subscriber of `notification.created`.
+ */
+export async function enqueuePushes(ctx: Ctx, notificationId: string, receiverId: string): Promise<void> {
+  const subscriptions = await ctx.db.kysely
     .selectFrom("web_push_subscriptions")
     .innerJoin("users", "users.id", "web_push_subscriptions.user_id")
     .select("web_push_subscriptions.id")
-    .where("users.account_id", "=", notification.account_id)
+    .where("users.account_id", "=", receiverId)
     .execute();
-  for (const { id } of subscriptions) {
-    const job: PushJob = { subscriptionId: id, notificationId: notification.id };
-    await ctx.jobs.enqueueWith(tx, "push.deliver", job, { maxAttempts: 5 });
-  }
+  if (subscriptions.length === 0) return;
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    for (const { id } of subscriptions) {
+      const job: PushJob = { subscriptionId: id, notificationId };
+      await ctx.jobs.enqueueWith(tx, "push.deliver", job, { maxAttempts: 5 });
+    }
+  });
+  ctx.jobs.wake();
 }
 
 /** Whether the subscription's policy lets a notification from `senderId` through. */

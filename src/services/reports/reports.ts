@@ -9,9 +9,7 @@ import { newId } from "../../db/ids.ts";
 import type { AccountRow, ReportCategory, ReportRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { targetAccount } from "../accounts/follow.ts";
-import { hasPermission } from "../accounts/roles.ts";
 import { loadSettings } from "../instance/settings.ts";
-import { enqueueNotification } from "../notifications/triggers.ts";
 import { findVisibleStatuses } from "../statuses/find.ts";
 
 export const REPORT_CATEGORIES: readonly ReportCategory[] = ["spam", "legal", "violation", "other"];
@@ -48,7 +46,7 @@ export async function createReport(ctx: Ctx, reporter: AccountRow, params: Repor
   );
   const domains = [...new Set(params.forwardToDomains.map((d) => d.trim().toLowerCase()).filter((d) => d))];
   const now = new Date().toISOString();
-  const report = await ctx.db.kysely.transaction().execute(async (tx) => {
+  return ctx.dispatcher.transaction(async (tx) => {
     const row = await tx
       .insertInto("reports")
       .values({
@@ -66,23 +64,7 @@ export async function createReport(ctx: Ctx, reporter: AccountRow, params: Repor
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    const staff = await tx
-      .selectFrom("users")
-      .innerJoin("user_roles", "user_roles.id", "users.role_id")
-      .select(["users.account_id", "user_roles.permissions"])
-      .where("users.disabled", "=", false)
-      .execute();
-    for (const member of staff)
-      if (hasPermission(member, "manage_reports") && member.account_id !== target.id)
-        await enqueueNotification(ctx.jobs, tx, {
-          type: "admin.report",
-          receiverId: member.account_id,
-          fromId: reporter.id,
-          activityType: "Report",
-          activityId: row.id,
-        });
+    await ctx.dispatcher.emit(tx, { type: "report.created", reportId: row.id });
     return row;
   });
-  ctx.jobs.wake();
-  return report;
 }

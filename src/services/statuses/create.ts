@@ -33,7 +33,7 @@ export async function createStatus(
   const now = new Date();
   const nowIso = now.toISOString();
   const id = newId(now.getTime());
-  const created = await ctx.db.kysely.transaction().execute(async (tx) => {
+  const created = await ctx.dispatcher.transaction(async (tx) => {
     if (scheduledStatusId) {
       const claimed = await tx.deleteFrom("scheduled_statuses").where("id", "=", scheduledStatusId).executeTakeFirst();
       if (Number(claimed.numDeletedRows) !== 1) throw new AlreadyPublished();
@@ -127,12 +127,11 @@ export async function createStatus(
         .execute();
     }
     await addToOwnFeed(tx, row);
-    await ctx.jobs.enqueueWith(tx, "feeds.fanout", { statusId: id });
+    await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id });
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { statusId: id });
     if (hasPreviewableLink(visibility, text))
       await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: id }, { maxAttempts: 3 });
     return row;
   });
-  ctx.jobs.wake();
   return created;
 }

@@ -2,8 +2,8 @@ import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
 import { removeFromConversations } from "../conversations/conversations.ts";
-import { removeNotificationsOf } from "../notifications/triggers.ts";
-import { placesOfStatus, publishDeletes } from "../streaming/publish.ts";
+import { deleteNotificationsOf } from "../../db/queries/notifications.ts";
+import { whereShown } from "../timelines/shown.ts";
 
 /**
  * Deletes a status and the boosts of it, keeping every counter right: the authors' statuses
@@ -18,8 +18,8 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
     .selectAll()
     .where("reblog_of_id", "=", status.id)
     .execute();
-  const places = await Promise.all([status, ...boostRows].map((s) => placesOfStatus(ctx.db.kysely, s)));
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  const shown = await whereShown(ctx.db.kysely, [status, ...boostRows], { mentioned: true });
+  await ctx.dispatcher.transaction(async (tx) => {
     const now = new Date().toISOString();
     await tx
       .updateTable("media_attachments")
@@ -53,7 +53,7 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
     }
     if (deleted.reblog_of_id) {
       // The boosted author's notification goes with the boost (a post's own go with it by cascade).
-      await removeNotificationsOf(tx, "Status", [deleted.id]);
+      await deleteNotificationsOf(tx, "Status", [deleted.id]);
       await tx
         .updateTable("statuses")
         .set((eb) => ({ reblogs_count: eb("reblogs_count", "-", 1) }))
@@ -69,6 +69,6 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
         .where("replies_count", ">", 0)
         .execute();
     }
+    await ctx.dispatcher.emit(tx, { type: "status.deleted", statuses: shown });
   });
-  await publishDeletes(ctx, places);
 }

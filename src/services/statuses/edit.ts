@@ -105,7 +105,7 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
   const now = new Date();
   const nowIso = now.toISOString();
 
-  return db.transaction().execute(async (tx) => {
+  return ctx.dispatcher.transaction(async (tx) => {
     const edits = await tx
       .selectFrom("status_edits")
       .select("id")
@@ -201,8 +201,8 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
       .returningAll()
       .executeTakeFirstOrThrow();
     await snapshot(tx, updated, nowIso);
-    // Boosters learn of the edit, newly mentioned accounts of the mention, streams of the new version.
-    await ctx.jobs.enqueueWith(tx, "statuses.edited", {
+    await ctx.dispatcher.emit(tx, {
+      type: "status.updated",
       statusId: status.id,
       addedMentionIds: added.map((m) => m.id),
     });

@@ -4,8 +4,7 @@ import { lockAccountRow } from "../../db/queries/accounts.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
-import { enqueueNotification, removeNotificationsOf } from "../notifications/triggers.ts";
-import { publishToUser } from "../streaming/publish.ts";
+import { deleteNotificationsOf } from "../../db/queries/notifications.ts";
 import { addToOwnFeed } from "../timelines/feeds.ts";
 import { deleteStatus } from "./delete.ts";
 import { findVisibleStatus } from "./find.ts";
@@ -33,7 +32,7 @@ type CountedTable = "favourites";
 /** Adds the viewer's favourite (idempotent); the count moves only when a row was added. */
 export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<StatusRow> {
   const id = newId();
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     const inserted = await tx
       .insertInto("favourites" satisfies CountedTable)
       .values({ id, account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
@@ -45,17 +44,14 @@ export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow)
         .set((eb) => ({ favourites_count: eb("favourites_count", "+", 1) }))
         .where("id", "=", status.id)
         .execute();
-      await enqueueNotification(ctx.jobs, tx, {
-        type: "favourite",
-        receiverId: status.account_id,
-        fromId: viewer.id,
-        activityType: "Favourite",
-        activityId: id,
+      await ctx.dispatcher.emit(tx, {
+        type: "favourite.created",
+        favouriteId: id,
+        accountId: viewer.id,
         statusId: status.id,
       });
     }
   });
-  ctx.jobs.wake();
   return reload(ctx, status.id);
 }
 
@@ -67,7 +63,7 @@ export async function unfavourite(ctx: Ctx, viewer: AccountRow, status: StatusRo
       .where("status_id", "=", status.id)
       .returning("id")
       .execute();
-    await removeNotificationsOf(
+    await deleteNotificationsOf(
       tx,
       "Favourite",
       removed.map((r) => r.id),
@@ -151,7 +147,7 @@ export async function muteConversation(ctx: Ctx, viewer: AccountRow, status: Sta
     .values({ id: newId(), account_id: viewer.id, conversation_id: status.conversation_id })
     .onConflict((oc) => oc.columns(["account_id", "conversation_id"]).doNothing())
     .execute();
-  await publishToUser(ctx, viewer.id, "relations_changed");
+  await ctx.dispatcher.emitCommitted({ type: "relations.changed", accountIds: [viewer.id] });
 }
 
 export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
@@ -161,7 +157,7 @@ export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: S
     .where("account_id", "=", viewer.id)
     .where("conversation_id", "=", status.conversation_id)
     .execute();
-  await publishToUser(ctx, viewer.id, "relations_changed");
+  await ctx.dispatcher.emitCommitted({ type: "relations.changed", accountIds: [viewer.id] });
 }
 
 const REBLOG_VISIBILITIES = ["public", "unlisted", "private"] as const;
@@ -194,7 +190,7 @@ export async function reblog(
   const id = newId();
   const uri = `${ctx.config.baseUrl}/users/${viewer.username}/statuses/${id}/activity`;
   try {
-    const boost = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const boost = await ctx.dispatcher.transaction(async (tx) => {
       const row = await tx
         .insertInto("statuses")
         .values({
@@ -222,10 +218,9 @@ export async function reblog(
         .where("id", "=", viewer.id)
         .execute();
       await addToOwnFeed(tx, row);
-      await ctx.jobs.enqueueWith(tx, "feeds.fanout", { statusId: row.id });
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id });
       return row;
     });
-    ctx.jobs.wake();
     return boost;
   } catch (error) {
     const raced = await ctx.db.kysely

@@ -6,7 +6,7 @@
 import type { Ctx } from "../../context.ts";
 import { statusById } from "../../db/queries/statuses.ts";
 import type { AccountRow, MediaAttachmentRow, StatusRow, UserRow } from "../../db/schema.ts";
-import { formatText, type FormattedText } from "../../text/format.ts";
+import { formatText, type FormattedText } from "../text/format.ts";
 import { userSettings } from "../accounts/settings.ts";
 import { ReplyTargetNotFound, UnexpectedMentions } from "./errors.ts";
 import {

@@ -11,10 +11,10 @@
  *   mutes change what public streams show, and `kill` to end a revoked token's or a suspended
  *   user's connections).
  */
-import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
-import type { Database, StatusRow } from "../../db/schema.ts";
+import type { ShownStatus } from "../../events/types.ts";
 import type { BusMessage } from "../../realtime/bus.ts";
+import { whereShown } from "../timelines/shown.ts";
 
 /** The internal payload of a status event: the connection renders the status. */
 export interface StatusRef {
@@ -32,40 +32,19 @@ export const tokenChannel = (tokenId: string) => `timeline:access_token:${tokenI
 /** Announcements go to every `user` stream at once (Mastodon publishes to each user's channel). */
 export const ANNOUNCEMENTS_CHANNEL = "timeline:announcements";
 
-/** Where a status goes, besides home feeds and lists. */
-interface Placement {
-  public: string[];
-  hashtags: string[];
-}
-
-async function placementOf(db: Kysely<Database>, status: StatusRow): Promise<Placement> {
-  const placement: Placement = { public: [], hashtags: [] };
-  if (status.visibility !== "public" || status.reblog_of_id) return placement;
-  const author = await db
-    .selectFrom("accounts")
-    .select(["silenced_at", "domain"])
-    .where("id", "=", status.account_id)
-    .executeTakeFirst();
-  if (!author) return placement;
-  const local = author.domain === null;
-  const tags = await db
-    .selectFrom("statuses_tags")
-    .innerJoin("tags", "tags.id", "statuses_tags.tag_id")
-    .select("tags.name")
-    .where("statuses_tags.status_id", "=", status.id)
-    .execute();
-  for (const { name } of tags) {
-    placement.hashtags.push(hashtagChannel(name, false));
-    if (local) placement.hashtags.push(hashtagChannel(name, true));
+/** The channels a status shown there reaches. */
+function channelsOf(shown: ShownStatus): string[] {
+  const channels = [...shown.homeAccountIds.map(homeChannel), ...shown.listIds.map(listChannel)];
+  for (const name of shown.tags) {
+    channels.push(hashtagChannel(name, false));
+    if (shown.local) channels.push(hashtagChannel(name, true));
   }
-  const replyToOthers = status.in_reply_to_account_id !== null && status.in_reply_to_account_id !== status.account_id;
-  if (author.silenced_at || replyToOthers) return placement;
-  const hasMedia = status.ordered_media_attachment_ids !== null && status.ordered_media_attachment_ids !== "[]";
-  for (const scope of ["", local ? ":local" : ":remote"]) {
-    placement.public.push(`timeline:public${scope}`);
-    if (hasMedia) placement.public.push(`timeline:public${scope}:media`);
-  }
-  return placement;
+  if (shown.onPublicTimelines)
+    for (const scope of ["", shown.local ? ":local" : ":remote"]) {
+      channels.push(`timeline:public${scope}`);
+      if (shown.hasMedia) channels.push(`timeline:public${scope}:media`);
+    }
+  return channels;
 }
 
 /** Publishes `message` to each channel of `channels` someone listens to. */
@@ -77,15 +56,6 @@ async function publishPresent(ctx: Ctx, channels: readonly string[], message: Bu
   }
 }
 
-/** The home feeds and lists that hold a status now. */
-async function feedChannels(db: Kysely<Database>, statusId: string): Promise<string[]> {
-  const [homes, lists] = await Promise.all([
-    db.selectFrom("home_feed_entries").select("account_id").where("status_id", "=", statusId).execute(),
-    db.selectFrom("list_feed_entries").select("list_id").where("status_id", "=", statusId).execute(),
-  ]);
-  return [...homes.map((h) => homeChannel(h.account_id)), ...lists.map((l) => listChannel(l.list_id))];
-}
-
 /**
  * Announces a status that was just published (`update`, after the fan-out wrote the feeds) or
  * edited (`status.update`).
@@ -95,11 +65,8 @@ export async function publishStatus(ctx: Ctx, statusId: string, event: "update" 
   const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
   if (!status || status.deleted_at) return;
   const payload: StatusRef = { statusId };
-  const placement = await placementOf(db, status);
-  await publishPresent(ctx, [...(await feedChannels(db, statusId)), ...placement.public, ...placement.hashtags], {
-    event,
-    payload,
-  });
+  const [shown] = await whereShown(db, [status]);
+  await publishPresent(ctx, channelsOf(shown!), { event, payload });
   if (status.visibility === "direct" && event === "update") {
     const participants = await db
       .selectFrom("account_conversations")
@@ -115,35 +82,10 @@ export async function publishStatus(ctx: Ctx, statusId: string, event: "update" 
   }
 }
 
-/** Where a status to be deleted was shown: read before the deletion takes its feed entries. */
-export interface DeletedStatusPlaces {
-  statusId: string;
-  channels: string[];
-}
-
-export async function placesOfStatus(db: Kysely<Database>, status: StatusRow): Promise<DeletedStatusPlaces> {
-  const placement = await placementOf(db, status);
-  const mentioned = await db
-    .selectFrom("mentions")
-    .innerJoin("accounts", "accounts.id", "mentions.account_id")
-    .select("mentions.account_id")
-    .where("mentions.status_id", "=", status.id)
-    .where("accounts.domain", "is", null)
-    .execute();
-  return {
-    statusId: status.id,
-    channels: [
-      ...(await feedChannels(db, status.id)),
-      ...placement.public,
-      ...placement.hashtags,
-      ...mentioned.map((m) => homeChannel(m.account_id)),
-    ],
-  };
-}
-
 /** Announces deletions (each status's ID as the payload) where the statuses were shown. */
-export async function publishDeletes(ctx: Ctx, places: readonly DeletedStatusPlaces[]): Promise<void> {
-  for (const place of places) await publishPresent(ctx, place.channels, { event: "delete", payload: place.statusId });
+export async function publishDeletes(ctx: Ctx, statuses: readonly ShownStatus[]): Promise<void> {
+  for (const shown of statuses)
+    await publishPresent(ctx, channelsOf(shown), { event: "delete", payload: shown.statusId });
 }
 
 /** A new notification, on its receiver's notifications channel. */
@@ -164,4 +106,27 @@ export async function publishToUser(
 /** Ends the connections opened with a token that was revoked. */
 export async function publishTokenRevoked(ctx: Ctx, tokenIds: readonly string[]): Promise<void> {
   for (const id of tokenIds) await ctx.events.publish(tokenChannel(id), { event: "kill" });
+}
+
+/** A published announcement, on every `user` stream. */
+export async function publishNewAnnouncement(ctx: Ctx, announcementId: string): Promise<void> {
+  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement", payload: { announcementId } });
+}
+
+export async function publishAnnouncementDeleted(ctx: Ctx, announcementId: string): Promise<void> {
+  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, { event: "announcement.delete", payload: announcementId });
+}
+
+/** The current count of one reaction, as `announcement.reaction` reports it. */
+export async function publishAnnouncementReaction(ctx: Ctx, announcementId: string, name: string): Promise<void> {
+  const row = await ctx.db.kysely
+    .selectFrom("announcement_reactions")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("announcement_id", "=", announcementId)
+    .where("name", "=", name)
+    .executeTakeFirstOrThrow();
+  await ctx.events.publish(ANNOUNCEMENTS_CHANNEL, {
+    event: "announcement.reaction",
+    payload: JSON.stringify({ name, count: Number(row.n), announcement_id: announcementId }),
+  });
 }

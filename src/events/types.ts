@@ -1,0 +1,67 @@
+/**
+ * Domain events: what happened, in the words of the area it happened in. A service emits one in the
+ * transaction that makes the change (`ctx.dispatcher.emit(tx, …)`), and the subscriber table
+ * (src/subscribers.ts) decides who reacts — fan-out, notifications, streaming, Web Push, and with
+ * federation, delivery. A producer never imports its consumers: adding a reaction adds a subscriber.
+ *
+ * Payloads carry IDs and the few facts a reaction cannot read later (where a deleted status was
+ * shown). They are stored as JSON in job rows, so they hold only strings, numbers, booleans and arrays.
+ */
+
+/** Where a status was shown, read before it was deleted (its feed entries go with it). */
+export interface ShownStatus {
+  statusId: string;
+  authorId: string;
+  /** Whether the author is local (`domain` null). */
+  local: boolean;
+  visibility: "public" | "unlisted" | "private" | "direct";
+  /** On the public timelines: a public original by an unsilenced author that replies to nobody else. */
+  onPublicTimelines: boolean;
+  hasMedia: boolean;
+  /** Lower-case names of its hashtags (public originals only). */
+  tags: string[];
+  /** Local accounts whose home feed held it, and local accounts it mentioned. */
+  homeAccountIds: string[];
+  listIds: string[];
+}
+
+/** Every event, by type, with its payload. */
+export interface EventPayloads {
+  /** A status or a boost was published here (posting, boosting, a scheduled post coming due). */
+  "status.created": { statusId: string };
+  /** A status was edited; `addedMentionIds` are the accounts the new version mentions first. */
+  "status.updated": { statusId: string; addedMentionIds: string[] };
+  /** A status and the boosts of it were deleted. */
+  "status.deleted": { statuses: ShownStatus[] };
+  "favourite.created": { favouriteId: string; accountId: string; statusId: string };
+  /** `accountId` follows `targetAccountId` now (followed at once, or a request accepted). */
+  "follow.created": { followId: string; accountId: string; targetAccountId: string };
+  "follow_request.created": { requestId: string; accountId: string; targetAccountId: string };
+  /** A poll closed (its author and voters hear of it once). */
+  "poll.ended": { pollId: string };
+  /** A local user signed up through the API. */
+  "account.registered": { accountId: string };
+  "report.created": { reportId: string };
+  /** Accounts joined a list: their recent posts join its feed. */
+  "list.members_added": { listId: string; accountIds: string[] };
+  /** A notification was stored unfiltered (filtered ones wait for their request to be accepted). */
+  "notification.created": { notificationId: string; receiverId: string };
+  /** Filtered notifications of `accountId` joined the main list (a request accepted). */
+  "notifications.merged": { accountId: string };
+  "filters.changed": { accountId: string };
+  /** What these accounts block or mute changed: what their streams hide must be read again. */
+  "relations.changed": { accountIds: string[] };
+  /** These accounts' access ended or changed (disabled, suspended, new password, new role): their streams end. */
+  "access.changed": { accountIds: string[] };
+  "tokens.revoked": { tokenIds: string[] };
+  "announcement.published": { announcementId: string };
+  "announcement.deleted": { announcementId: string };
+  "announcement.reacted": { announcementId: string; name: string };
+}
+
+export type EventType = keyof EventPayloads;
+
+/** One event: its `type` and its payload's fields. */
+export type DomainEvent<T extends EventType = EventType> = {
+  [K in T]: { readonly type: K } & Readonly<EventPayloads[K]>;
+}[T];

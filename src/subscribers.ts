@@ -1,0 +1,129 @@
+/**
+ * The subscriber table: who reacts to each domain event (src/events/types.ts). This is the one
+ * place where a change meets its reactions, so producers never import consumers: federation will
+ * add its delivery subscribers here. `job` subscribers run in the workers with retries (their jobs
+ * are written with the change); `live` ones run in the emitting process right after the commit.
+ */
+import type { Ctx } from "./context.ts";
+import type { SubscriberTable } from "./events/dispatcher.ts";
+import { afterBulkWrite } from "./services/maintenance.ts";
+import {
+  notifyOfEdit,
+  notifyOfFavourite,
+  notifyOfFollow,
+  notifyOfFollowRequest,
+  notifyOfNewStatus,
+  notifyOfPollEnd,
+  notifyStaffOfReport,
+  notifyStaffOfSignUp,
+} from "./services/notifications/triggers.ts";
+import { enqueuePushes } from "./services/push/deliver.ts";
+import {
+  publishNewAnnouncement,
+  publishAnnouncementDeleted,
+  publishAnnouncementReaction,
+  publishDeletes,
+  publishNotification,
+  publishStatus,
+  publishTokenRevoked,
+  publishToUser,
+} from "./services/streaming/publish.ts";
+import { fanOutStatus, mergeIntoHome, mergeIntoList } from "./services/timelines/feeds.ts";
+
+export function subscriberTable(ctx: Ctx): SubscriberTable {
+  /** Signals each of `accountIds`' open streams. */
+  const signal = async (accountIds: readonly string[], event: "relations_changed" | "kill") => {
+    for (const id of accountIds) await publishToUser(ctx, id, event);
+  };
+  return {
+    "status.created": [
+      {
+        name: "feeds",
+        mode: "job",
+        // The feeds first, then the streams of the feeds that got it.
+        run: async ({ statusId }) => {
+          const entries = await fanOutStatus(ctx, statusId);
+          await publishStatus(ctx, statusId, "update");
+          await afterBulkWrite(ctx, entries);
+        },
+      },
+      { name: "notifications", mode: "job", run: ({ statusId }) => notifyOfNewStatus(ctx, statusId) },
+    ],
+    "status.updated": [
+      {
+        name: "notifications",
+        mode: "job",
+        run: ({ statusId, addedMentionIds }) => notifyOfEdit(ctx, statusId, addedMentionIds),
+      },
+      { name: "streaming", mode: "live", run: ({ statusId }) => publishStatus(ctx, statusId, "status.update") },
+    ],
+    "status.deleted": [{ name: "streaming", mode: "live", run: ({ statuses }) => publishDeletes(ctx, statuses) }],
+    "favourite.created": [{ name: "notifications", mode: "job", run: (event) => notifyOfFavourite(ctx, event) }],
+    "follow.created": [
+      {
+        name: "feeds",
+        mode: "job",
+        run: async ({ accountId, targetAccountId }) =>
+          afterBulkWrite(ctx, await mergeIntoHome(ctx, accountId, targetAccountId)),
+      },
+      { name: "notifications", mode: "job", run: (event) => notifyOfFollow(ctx, event) },
+    ],
+    "follow_request.created": [
+      { name: "notifications", mode: "job", run: (event) => notifyOfFollowRequest(ctx, event) },
+    ],
+    "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
+    "account.registered": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfSignUp(ctx, event) }],
+    "report.created": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfReport(ctx, event) }],
+    "list.members_added": [
+      {
+        name: "feeds",
+        mode: "job",
+        run: async ({ listId, accountIds }) => {
+          let entries = 0;
+          for (const accountId of accountIds) entries += await mergeIntoList(ctx, listId, accountId);
+          await afterBulkWrite(ctx, entries);
+        },
+      },
+    ],
+    "notification.created": [
+      {
+        name: "streaming",
+        mode: "live",
+        run: ({ receiverId, notificationId }) => publishNotification(ctx, receiverId, notificationId),
+      },
+      {
+        name: "push",
+        mode: "job",
+        run: ({ notificationId, receiverId }) => enqueuePushes(ctx, notificationId, receiverId),
+      },
+    ],
+    "notifications.merged": [
+      {
+        name: "streaming",
+        mode: "live",
+        run: ({ accountId }) => publishToUser(ctx, accountId, "notifications_merged"),
+      },
+    ],
+    "filters.changed": [
+      { name: "streaming", mode: "live", run: ({ accountId }) => publishToUser(ctx, accountId, "filters_changed") },
+    ],
+    "relations.changed": [
+      { name: "streaming", mode: "live", run: ({ accountIds }) => signal(accountIds, "relations_changed") },
+    ],
+    "access.changed": [{ name: "streaming", mode: "live", run: ({ accountIds }) => signal(accountIds, "kill") }],
+    "tokens.revoked": [{ name: "streaming", mode: "live", run: ({ tokenIds }) => publishTokenRevoked(ctx, tokenIds) }],
+    "announcement.published": [
+      { name: "streaming", mode: "live", run: ({ announcementId }) => publishNewAnnouncement(ctx, announcementId) },
+    ],
+    "announcement.deleted": [
+      { name: "streaming", mode: "live", run: ({ announcementId }) => publishAnnouncementDeleted(ctx, announcementId) },
+    ],
+    "announcement.reacted": [
+      {
+        name: "streaming",
+        mode: "live",
+        run: ({ announcementId, name }) => publishAnnouncementReaction(ctx, announcementId, name),
+      },
+    ],
+  };
+}

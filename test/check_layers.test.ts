@@ -46,3 +46,30 @@ test("an import from a service into the HTTP edge and a query in a route module 
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("entities importing services, text reaching for the database, and producers importing reactions are refused", () => {
+  const root = tree({
+    "src/entities/thing.ts": 'import { decide } from "../services/things/rules.ts";\n',
+    "src/text/render.ts":
+      'import type { AccountRow } from "../db/schema.ts";\nimport { url } from "../entities/account.ts";\n',
+    "src/services/statuses/post.ts": 'import { publishStatus } from "../streaming/publish.ts";\n',
+    "src/services/accounts/follow.ts": 'import {\n  notifyOfFollow,\n} from "../notifications/triggers.ts";\n',
+    "src/services/streaming/streams.ts": 'import { homeChannel } from "./publish.ts";\n',
+    "src/subscribers.ts": 'import { publishStatus } from "./services/streaming/publish.ts";\n',
+    "src/services/media/fetch.ts": 'import { resolver } from "../../federation/resolver.ts";\n',
+    "src/events/types.ts": 'import type { StatusRow } from "../db/schema.ts";\n',
+  });
+  try {
+    const result = run(root);
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /src\/entities\/thing\.ts:1: entities\/ imports from services/);
+    assert.match(result.stderr, /src\/text\/render\.ts:1: text\/ imports from db/);
+    assert.match(result.stderr, /src\/text\/render\.ts:2: text\/ imports from entities/);
+    assert.match(result.stderr, /src\/services\/statuses\/post\.ts:1: a producer imports a reaction/);
+    assert.match(result.stderr, /src\/services\/accounts\/follow\.ts:3: a producer imports a reaction/);
+    assert.match(result.stderr, /src\/services\/media\/fetch\.ts:1: services\/ imports from federation\//);
+    assert.doesNotMatch(result.stderr, /streams\.ts|subscribers\.ts|events\/types\.ts/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

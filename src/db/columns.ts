@@ -2,7 +2,16 @@
  * Decoders of the JSON held in text columns (both engines store JSON as text). Every reader of
  * these columns goes through here, so a change of encoding is one edit.
  */
-import type { PollRow, ScheduledStatusRow, StatusEditRow, StatusRow } from "./schema.ts";
+import type {
+  PollRow,
+  ScheduledParams,
+  ScheduledStatusRow,
+  StatusEditRow,
+  StatusRow,
+  UserRow,
+  UserSettings,
+  WebPushSubscriptionRow,
+} from "./schema.ts";
 
 /** The poll's option titles, in order. */
 export function pollOptions(row: Pick<PollRow, "options">): string[] {
@@ -34,7 +43,39 @@ export function versionPollOptions(row: Pick<StatusEditRow, "poll_options">): st
   return row.poll_options ? (JSON.parse(row.poll_options) as string[]) : null;
 }
 
-/** The stored parameters of a scheduled status (its shape is `ScheduledParams`). */
-export function scheduledParams<T>(row: Pick<ScheduledStatusRow, "params">): T {
-  return JSON.parse(row.params) as T;
+/** The stored parameters of a scheduled status. */
+export function scheduledParams(row: Pick<ScheduledStatusRow, "params">): ScheduledParams {
+  return JSON.parse(row.params) as ScheduledParams;
+}
+
+/** A Web Push subscription's alerts: notification type → pushed or not. */
+export function pushAlerts(row: Pick<WebPushSubscriptionRow, "alerts">): Record<string, boolean> {
+  return JSON.parse(row.alerts) as Record<string, boolean>;
+}
+
+const DEFAULT_USER_SETTINGS: UserSettings = {
+  default_privacy: "public",
+  default_sensitive: false,
+  default_language: null,
+  expand_media: "default",
+  expand_spoilers: false,
+  autoplay_gifs: false,
+};
+
+/** A user's preferences (`users.settings`), with defaults for what was never set. */
+export function userSettings(user: Pick<UserRow, "settings">): UserSettings {
+  try {
+    const stored: unknown = JSON.parse(user.settings);
+    return {
+      ...DEFAULT_USER_SETTINGS,
+      ...(stored && typeof stored === "object" ? (stored as Partial<UserSettings>) : {}),
+    };
+  } catch {
+    return { ...DEFAULT_USER_SETTINGS };
+  }
+}
+
+/** An application's or token's scopes (stored space-separated). */
+export function scopeList(row: { scopes: string }): string[] {
+  return row.scopes.split(/[\s+]+/).filter(Boolean);
 }

@@ -350,6 +350,67 @@ export interface StreamSignalsTable {
   origin: string;
 }
 
+/** The parameters of a scheduled status, as stored (JSON in `scheduled_statuses.params`). */
+export interface ScheduledParams {
+  text: string;
+  media_ids: string[] | null;
+  sensitive: boolean | null;
+  spoiler_text: string | null;
+  visibility: string | null;
+  language: string | null;
+  scheduled_at: null;
+  poll: { options: string[]; expires_in: number; multiple: boolean; hide_totals: boolean } | null;
+  idempotency: string | null;
+  in_reply_to_id: string | null;
+  /** Stored as a decimal string; the API writes it as a JSON number with every digit. */
+  application_id: string | null;
+  with_rate_limit: boolean;
+  /** Mastodon's mention safeguard, checked again when the post is published. */
+  allowed_mentions?: string[];
+}
+
+/** The visibility of a status. */
+export type Visibility = "public" | "unlisted" | "private" | "direct";
+
+/** Per-user preferences kept in `users.settings` (JSON). */
+export interface UserSettings {
+  default_privacy: Visibility;
+  default_sensitive: boolean;
+  default_language: string | null;
+  expand_media: "default" | "show_all" | "hide_all";
+  expand_spoilers: boolean;
+  autoplay_gifs: boolean;
+}
+
+/** Settings of the instance (the `settings` table), decoded. */
+export interface InstanceRule {
+  text: string;
+  hint: string;
+}
+
+export type RegistrationsMode = "open" | "approved" | "none";
+
+/** Instance settings an admin changes at run time (`rookery settings set KEY VALUE`), Mastodon's names. */
+export interface InstanceSettings {
+  site_title: string;
+  site_short_description: string;
+  site_extended_description: string;
+  site_contact_email: string;
+  site_contact_username: string;
+  registrations_mode: RegistrationsMode;
+  closed_registrations_message: string;
+  require_invite_text: boolean;
+  timeline_preview: boolean;
+  peers_api_enabled: boolean;
+  activity_api_enabled: boolean;
+  rules: InstanceRule[];
+  show_domain_blocks: DomainBlocksVisibility;
+  show_domain_blocks_rationale: DomainBlocksVisibility;
+}
+
+/** Who may read the list of blocked servers (and their public reasons): nobody, users, everyone. */
+export type DomainBlocksVisibility = "disabled" | "users" | "all";
+
 export type PushPolicy = "all" | "followed" | "follower" | "none";
 
 /** Where to push one access token's notifications. */

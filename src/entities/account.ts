@@ -3,7 +3,7 @@ import { pendingRequestCount } from "../db/queries/relationships.ts";
 import type { AccountRow, UserRoleRow, UserRow } from "../db/schema.ts";
 import { loadEmojisFor, type CustomEmoji } from "./custom_emoji.ts";
 import { escapeHtml } from "../text/escape.ts";
-import { userSettings } from "../services/accounts/settings.ts";
+import { userSettings } from "../db/columns.ts";
 
 export interface AccountField {
   name: string;

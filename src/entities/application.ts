@@ -1,5 +1,5 @@
 import type { ApplicationRow } from "../db/schema.ts";
-import { parseScopes } from "../services/auth/scopes.ts";
+import { scopeList } from "../db/columns.ts";
 
 /**
  * The public view of an application (GET /api/v1/apps/verify_credentials), with the server's VAPID
@@ -11,7 +11,7 @@ export function serializeApplication(row: ApplicationRow, vapidKey: string) {
     id: row.id,
     name: row.name,
     website: row.website || null,
-    scopes: parseScopes(row.scopes),
+    scopes: scopeList(row),
     redirect_uris: redirectUris,
     vapid_key: vapidKey,
     redirect_uri: redirectUris.join("\n"),

@@ -1,8 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { accountsByIds } from "../db/queries/accounts.ts";
-import { statusesByIds } from "../db/queries/statuses.ts";
-import type { AccountConversationRow, AccountRow } from "../db/schema.ts";
-import { filterVisible } from "../services/statuses/find.ts";
+import type { AccountConversationRow, AccountRow, StatusRow } from "../db/schema.ts";
 import { serializeAccounts, type Account } from "./account.ts";
 import { serializeStatuses, type Status } from "./status.ts";
 
@@ -14,10 +12,14 @@ export interface Conversation {
   last_status: Status | null;
 }
 
-/** Serializes the viewer's conversations with a fixed number of queries whatever their number. */
+/**
+ * Serializes the viewer's conversations with a fixed number of queries whatever their number;
+ * `lastStatuses` holds the last statuses the viewer may see (the others render as none).
+ */
 export async function serializeConversations(
   ctx: Ctx,
   rows: readonly AccountConversationRow[],
+  lastStatuses: ReadonlyMap<string, StatusRow>,
   viewer: AccountRow,
 ): Promise<Conversation[]> {
   if (rows.length === 0) return [];
@@ -28,14 +30,7 @@ export async function serializeConversations(
   ];
   const serialized = await serializeAccounts(ctx, accountRows);
   const accounts = new Map(accountRows.map((row, i) => [row.id, serialized[i]!]));
-  const statuses = await filterVisible(
-    ctx,
-    await statusesByIds(
-      ctx.db.kysely,
-      rows.map((r) => r.last_status_id),
-    ),
-    viewer.id,
-  );
+  const statuses = rows.map((r) => lastStatuses.get(r.last_status_id)).filter((s): s is StatusRow => !!s);
   const renderedStatuses = await serializeStatuses(ctx, statuses, viewer);
   const rendered = new Map(statuses.map((row, i) => [row.id, renderedStatuses[i]!]));
   return rows.map((row, i) => {

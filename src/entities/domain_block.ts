@@ -1,5 +1,8 @@
 import type { DomainBlockRow } from "../db/schema.ts";
-import { domainDigest } from "../services/admin/domain_blocks.ts";
+import { createHash } from "node:crypto";
+
+/** SHA-256 of the domain, hex: lets anyone check a domain against an obfuscated list. */
+const domainDigest = (domain: string) => createHash("sha256").update(domain).digest("hex");
 
 /** The Admin::DomainBlock entity. */
 export interface AdminDomainBlockJson {

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
-import type { FeaturedTagFacts } from "../services/tags/tags.ts";
+import type { FeaturedTagFacts } from "../db/queries/tags.ts";
 
 /** FeaturedTag: a hashtag on an account's profile, with the account's use of it. */
 export interface FeaturedTag {

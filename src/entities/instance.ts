@@ -1,9 +1,8 @@
 import type { Ctx } from "../context.ts";
 import { LIMITS } from "../limits.ts";
-import type { InstanceRule, InstanceSettings } from "../services/instance/settings.ts";
+import type { InstanceRule, InstanceSettings } from "../db/schema.ts";
 import { escapeHtml } from "../text/escape.ts";
 import { API_VERSIONS, VERSION_STRING } from "../version.ts";
-import { translationProvider } from "../services/translation/provider.ts";
 import { supportedMimeTypes } from "../media/transcode.ts";
 import type { Account } from "./account.ts";
 
@@ -13,6 +12,8 @@ export interface InstanceFacts {
   contactAccount: Account | null;
   /** The server's VAPID public key (Web Push). */
   vapidKey: string;
+  /** Whether a translation service is configured. */
+  translationEnabled: boolean;
 }
 
 export interface InstanceStats {
@@ -105,7 +106,7 @@ export function serializeInstanceV2(ctx: Ctx, facts: InstanceFacts, activeMonth:
         min_expiration: LIMITS.polls.minExpiration,
         max_expiration: LIMITS.polls.maxExpiration,
       },
-      translation: { enabled: translationProvider(ctx) !== undefined },
+      translation: { enabled: facts.translationEnabled },
       timelines_access: timelinesAccess(settings),
       limited_federation: config.limitedFederationMode,
     },

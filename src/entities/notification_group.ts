@@ -1,12 +1,26 @@
 import type { Ctx } from "../context.ts";
 import { accountsByIds } from "../db/queries/accounts.ts";
-import type { AccountRow, StatusRow } from "../db/schema.ts";
-import type { NotificationGroup } from "../services/notifications/groups.ts";
+import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
 import { serializeAccounts, type Account } from "./account.ts";
 import { hiddenBy } from "./filter.ts";
 import { reportsOf } from "./notification.ts";
 import type { ReportJson } from "./report.ts";
 import { serializeStatuses, type Status } from "./status.ts";
+
+/** One group of a page, as the grouped notifications service finds it. */
+export interface NotificationGroup {
+  groupKey: string;
+  type: string;
+  /** The notification that stands for the group on this page. */
+  representative: NotificationRow;
+  count: number;
+  mostRecentId: string;
+  latestAt: string;
+  /** Newest first. */
+  sampleAccountIds: string[];
+  pageMinId: string;
+  pageMaxId: string;
+}
 
 /** NotificationGroup of the grouped API. */
 export interface NotificationGroupJson {

@@ -1,4 +1,13 @@
-import type { Policy } from "../services/notifications/policy.ts";
+import type { PolicyAction } from "../db/schema.ts";
+
+/** A receiver's policy as the serializers take it: an action per kind of sender, and what waits. */
+export interface Policy {
+  settings: Record<
+    "for_not_following" | "for_not_followers" | "for_new_accounts" | "for_private_mentions" | "for_limited_accounts",
+    PolicyAction
+  >;
+  summary: { pendingRequests: number; pendingNotifications: number };
+}
 
 interface Summary {
   pending_requests_count: number;

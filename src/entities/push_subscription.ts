@@ -1,5 +1,5 @@
 import type { WebPushSubscriptionRow } from "../db/schema.ts";
-import { storedAlerts } from "../services/push/subscriptions.ts";
+import { pushAlerts } from "../db/columns.ts";
 
 /** The WebPushSubscription entity. */
 export interface WebPushSubscriptionJson {
@@ -17,7 +17,7 @@ export function serializePushSubscription(row: WebPushSubscriptionRow, serverKey
     id: row.id,
     endpoint: row.endpoint,
     standard: row.standard,
-    alerts: storedAlerts(row),
+    alerts: pushAlerts(row),
     server_key: serverKey,
     policy: row.policy,
   };

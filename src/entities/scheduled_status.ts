@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import type { ScheduledStatusRow } from "../db/schema.ts";
-import { storedParams } from "../services/statuses/schedule.ts";
+import { scheduledParams } from "../db/columns.ts";
 import { jsonInteger } from "./json.ts";
 import { serializeMediaAttachment } from "./media_attachment.ts";
 
@@ -17,7 +17,7 @@ export async function serializeScheduledStatuses(ctx: Ctx, rows: readonly Schedu
     )
     .execute();
   return rows.map((row) => {
-    const stored = storedParams(row);
+    const stored = scheduledParams(row);
     const { allowed_mentions: _internal, ...shown } = stored;
     const params = {
       ...shown,

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context.ts";
 import type { AccountRow, TagRow } from "../db/schema.ts";
-import { featuredAmong, followedAmong, tagHistories, unusedHistory } from "../services/tags/tags.ts";
+import { featuredAmong, followedAmong, tagHistories, unusedHistory } from "../db/queries/tags.ts";
 
 /** Tag: a hashtag with a week of use; `following` and `featuring` (Mastodon 4.4) only for a signed-in viewer. */
 export interface Tag {
@@ -23,9 +23,9 @@ export async function serializeTags(
 ): Promise<Tag[]> {
   const ids = tags.map((t) => t.id).filter((id): id is string => id !== null);
   const [histories, followed, featured] = await Promise.all([
-    tagHistories(ctx, ids),
-    viewer ? followedAmong(ctx, viewer, ids) : undefined,
-    viewer ? featuredAmong(ctx, viewer, ids) : undefined,
+    tagHistories(ctx.db.kysely, ids),
+    viewer ? followedAmong(ctx.db.kysely, viewer.id, ids) : undefined,
+    viewer ? featuredAmong(ctx.db.kysely, viewer.id, ids) : undefined,
   ]);
   const emptyWeek = unusedHistory();
   return tags.map((tag) => {

@@ -6,6 +6,7 @@ import {
   markConversation,
   ownConversation,
   removeConversation,
+  visibleLastStatuses,
 } from "../../services/conversations/conversations.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";
@@ -26,7 +27,7 @@ export default async function conversationRoutes(app: FastifyInstance, ctx: Ctx)
       limit: page.limit,
       nextWhen: "non-empty",
     });
-    return serializeConversations(ctx, rows, viewer);
+    return serializeConversations(ctx, rows, await visibleLastStatuses(ctx, rows, viewer.id), viewer);
   });
 
   for (const [action, unread] of [
@@ -36,7 +37,7 @@ export default async function conversationRoutes(app: FastifyInstance, ctx: Ctx)
     app.post(`/api/v1/conversations/:id/${action}`, { preHandler: write }, async (req) => {
       const viewer = userOf(req).account;
       const row = await markConversation(ctx, await ownConversation(ctx, viewer, toId(req.input.id)), unread);
-      return (await serializeConversations(ctx, [row], viewer))[0];
+      return (await serializeConversations(ctx, [row], await visibleLastStatuses(ctx, [row], viewer.id), viewer))[0];
     });
   }
 

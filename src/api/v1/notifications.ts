@@ -22,7 +22,7 @@ import {
   requestPage,
 } from "../../services/notifications/requests.ts";
 import { isNotificationType, type NotificationType } from "../../services/notifications/types.ts";
-import { findVisibleStatuses } from "../../services/statuses/find.ts";
+import { findVisibleStatuses } from "../../services/visibility/find.ts";
 import type { AccountRow, NotificationRequestRow } from "../../db/schema.ts";
 import { userOf } from "../auth.ts";
 import { pageParams, setLinkHeader } from "../pagination.ts";

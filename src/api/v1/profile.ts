@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeCredentialAccount } from "../../entities/account.ts";
 import { removeProfileImage } from "../../services/accounts/profile.ts";
-import { userSettings } from "../../services/accounts/settings.ts";
+import { userSettings } from "../../db/columns.ts";
 import { userOf } from "../auth.ts";
 
 export default async function profileRoutes(app: FastifyInstance, ctx: Ctx) {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { serializeStatus } from "../../entities/status.ts";
-import { findVisibleStatus, reloadStatus } from "../../services/statuses/find.ts";
+import { findVisibleStatus, reloadStatus } from "../../services/visibility/find.ts";
 import { favouritedBy, rebloggedBy } from "../../services/statuses/interacting_accounts.ts";
 import {
   actionTarget,

@@ -11,7 +11,7 @@ import { ANONYMOUS_CONTEXT, SIGNED_IN_CONTEXT, statusContext } from "../../servi
 import { deleteStatus } from "../../services/statuses/delete.ts";
 import { editStatus, type EditStatusParams } from "../../services/statuses/edit.ts";
 import { ReplyTargetNotFound, UnexpectedMentions } from "../../services/statuses/errors.ts";
-import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/statuses/find.ts";
+import { findOwnStatus, findVisibleStatus, findVisibleStatuses } from "../../services/visibility/find.ts";
 import { postStatus, type PostParams } from "../../services/statuses/post.ts";
 import type { PollParams } from "../../services/statuses/validate.ts";
 import { userOf } from "../auth.ts";

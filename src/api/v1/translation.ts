@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { Unauthorized } from "../../errors.ts";
-import { findVisibleStatus } from "../../services/statuses/find.ts";
+import { findVisibleStatus } from "../../services/visibility/find.ts";
 import { translateStatus } from "../../services/translation/translate.ts";
 import { toId, toStringParam } from "../params.ts";
 

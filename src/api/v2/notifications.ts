@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { serializeAccounts } from "../../entities/account.ts";
-import { serializeGroups } from "../../entities/notification_group.ts";
+import { serializeGroups, type NotificationGroup } from "../../entities/notification_group.ts";
 import { serializePolicyV2 } from "../../entities/notification_policy.ts";
 import { BadRequest, ValidationFailed } from "../../errors.ts";
 import { findVisibleAccounts } from "../../services/accounts/lookup.ts";
@@ -13,7 +13,6 @@ import {
   groupSenderIds,
   unreadGroupCount,
   type GroupedFilter,
-  type NotificationGroup,
 } from "../../services/notifications/groups.ts";
 import {
   POLICY_ACTIONS,

@@ -7,7 +7,7 @@ import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountPageOf, accountsByIds, type AccountPage } from "../../db/queries/accounts.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { hiddenAccounts } from "./exclusions.ts";
+import { hiddenAccounts } from "../visibility/exclusions.ts";
 
 async function collectionHidden(ctx: Ctx, owner: AccountRow, viewerId: string | undefined): Promise<boolean> {
   if (viewerId === owner.id) return false;

@@ -18,7 +18,7 @@
 import { sql, type SqlBool } from "kysely";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { hiddenAccounts } from "./exclusions.ts";
+import { hiddenAccounts } from "../visibility/exclusions.ts";
 
 export type DirectoryOrder = "active" | "new";
 

@@ -9,7 +9,8 @@ import { RAW_LENGTH_LIMIT } from "../statuses/validate.ts";
 import { formatText } from "../text/format.ts";
 import { isLanguageCode } from "../../text/languages.ts";
 import { storedFields } from "../../entities/account.ts";
-import { userSettings, type UserSettings } from "./settings.ts";
+import { userSettings } from "../../db/columns.ts";
+import type { UserSettings } from "../../db/schema.ts";
 
 /** Avatars and headers: at most 8 MB each, as Mastodon's default, in these types. */
 export const PROFILE_IMAGE_LIMIT = 8 * 1024 * 1024;

@@ -12,7 +12,7 @@ import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { notHiddenFrom } from "./exclusions.ts";
+import { notHiddenFrom } from "../visibility/exclusions.ts";
 import { popularAccountIds } from "../trends/trends.ts";
 
 export type SuggestionSource = "friends_of_friends" | "most_followed";

@@ -15,7 +15,7 @@ import type { Database, DomainBlockRow, DomainBlockSeverity } from "../../db/sch
 import { ApiError, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
-export { domainDigest, normalizeDomain, SEVERITIES } from "./domain_names.ts";
+export { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
 export interface DomainBlockParams {
   domain?: string;

@@ -2,7 +2,6 @@
  * Domain names as server blocks store them, and the block severities; free of the database so
  * that the CLI's help can show them without loading it.
  */
-import { createHash } from "node:crypto";
 import { domainToASCII } from "node:url";
 import type { DomainBlockSeverity } from "../../db/schema.ts";
 
@@ -19,6 +18,3 @@ export function normalizeDomain(text: string): string | undefined {
   );
   return ascii && DOMAIN.test(ascii) ? ascii : undefined;
 }
-
-/** SHA-256 of the domain, hex: lets anyone check a domain against an obfuscated list. */
-export const domainDigest = (domain: string) => createHash("sha256").update(domain).digest("hex");

@@ -12,7 +12,9 @@ import { compareIds, newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { AccountConversationRow, AccountRow, Database, StatusRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
-import { hiddenAccounts } from "../accounts/exclusions.ts";
+import { hiddenAccounts } from "../visibility/exclusions.ts";
+import { filterVisible } from "../visibility/find.ts";
+import { statusesByIds } from "../../db/queries/statuses.ts";
 
 function idsOf(json: string): string[] {
   return JSON.parse(json) as string[];
@@ -153,4 +155,17 @@ export async function markConversation(
 /** Removes a conversation from the viewer's list (the statuses stay). */
 export async function removeConversation(ctx: Ctx, row: AccountConversationRow): Promise<void> {
   await ctx.db.kysely.deleteFrom("account_conversations").where("id", "=", row.id).execute();
+}
+
+/** The last statuses of `rows` that the viewer may see, by ID (a conversation shows the others as none). */
+export async function visibleLastStatuses(
+  ctx: Ctx,
+  rows: readonly AccountConversationRow[],
+  viewerId: string,
+): Promise<Map<string, StatusRow>> {
+  const statuses = await statusesByIds(
+    ctx.db.kysely,
+    rows.map((r) => r.last_status_id),
+  );
+  return new Map((await filterVisible(ctx, statuses, viewerId)).map((s) => [s.id, s]));
 }

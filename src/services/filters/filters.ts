@@ -16,7 +16,7 @@ import type {
   FilterContext,
 } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
-import { findVisibleStatus } from "../statuses/find.ts";
+import { findVisibleStatus } from "../visibility/find.ts";
 
 export const FILTER_CONTEXTS: readonly FilterContext[] = ["home", "notifications", "public", "thread", "account"];
 export const FILTER_ACTIONS: readonly FilterAction[] = ["warn", "hide", "blur"];

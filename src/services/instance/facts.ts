@@ -1,5 +1,6 @@
 import type { Ctx } from "../../context.ts";
 import { vapidKeys } from "../push/vapid.ts";
+import { translationProvider } from "../translation/provider.ts";
 import { serializeAccount } from "../../entities/account.ts";
 import type { InstanceFacts, InstanceStats } from "../../entities/instance.ts";
 import { loadSettings } from "./settings.ts";
@@ -21,6 +22,7 @@ export async function loadInstanceFacts(ctx: Ctx): Promise<InstanceFacts> {
     settings,
     contactAccount: contactRow ? await serializeAccount(ctx, contactRow) : null,
     vapidKey: (await vapidKeys(ctx)).publicKey,
+    translationEnabled: translationProvider(ctx) !== undefined,
   };
 }
 

@@ -1,34 +1,14 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../../db/schema.ts";
+import type {
+  Database,
+  DomainBlocksVisibility,
+  InstanceRule,
+  InstanceSettings,
+  RegistrationsMode,
+} from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 
-export interface InstanceRule {
-  text: string;
-  hint: string;
-}
-
-export type RegistrationsMode = "open" | "approved" | "none";
-
-/** Instance settings an admin changes at run time (`rookery settings set KEY VALUE`), Mastodon's names. */
-export interface InstanceSettings {
-  site_title: string;
-  site_short_description: string;
-  site_extended_description: string;
-  site_contact_email: string;
-  site_contact_username: string;
-  registrations_mode: RegistrationsMode;
-  closed_registrations_message: string;
-  require_invite_text: boolean;
-  timeline_preview: boolean;
-  peers_api_enabled: boolean;
-  activity_api_enabled: boolean;
-  rules: InstanceRule[];
-  show_domain_blocks: DomainBlocksVisibility;
-  show_domain_blocks_rationale: DomainBlocksVisibility;
-}
-
-/** Who may read the list of blocked servers (and their public reasons): nobody, users, everyone. */
-export type DomainBlocksVisibility = "disabled" | "users" | "all";
+export type { DomainBlocksVisibility, InstanceRule, InstanceSettings, RegistrationsMode };
 
 type SettingKind =
   | { kind: "string"; max: number }

@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
 import type { PageParams } from "../../db/paging.ts";
 import type { NotificationRow } from "../../db/schema.ts";
+import type { NotificationGroup } from "../../entities/notification_group.ts";
 import { isIdLike } from "../../db/ids.ts";
 import { NotFound } from "../../errors.ts";
 import { browsable, type NotificationFilter } from "./read.ts";
@@ -26,19 +27,6 @@ export interface GroupedFilter extends NotificationFilter {
 }
 
 /** One group of a page. */
-export interface NotificationGroup {
-  groupKey: string;
-  type: string;
-  /** The notification that stands for the group on this page. */
-  representative: NotificationRow;
-  count: number;
-  mostRecentId: string;
-  latestAt: string;
-  /** Newest first. */
-  sampleAccountIds: string[];
-  pageMinId: string;
-  pageMaxId: string;
-}
 
 /** The key a notification is grouped under for a request that groups `groupedTypes`. */
 function keyFor(row: NotificationRow, groupedTypes: readonly NotificationType[]): string {

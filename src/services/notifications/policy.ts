@@ -7,6 +7,7 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { PolicyAction } from "../../db/schema.ts";
+import type { Policy as EntityPolicy } from "../../entities/notification_policy.ts";
 
 export const POLICY_CRITERIA = [
   "not_following",
@@ -38,7 +39,7 @@ export interface PolicySummary {
   pendingNotifications: number;
 }
 
-export interface Policy {
+export interface Policy extends EntityPolicy {
   settings: PolicySettings;
   summary: PolicySummary;
 }

@@ -9,7 +9,7 @@ import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { Database, NotificationRow, StatusRow } from "../../db/schema.ts";
 import { NotFound } from "../../errors.ts";
-import { findVisibleStatuses } from "../statuses/find.ts";
+import { findVisibleStatuses } from "../visibility/find.ts";
 import { STATUS_TYPES, type NotificationType } from "./types.ts";
 
 export interface NotificationFilter {

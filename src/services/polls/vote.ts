@@ -4,7 +4,7 @@ import type { AccountRow, PollRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
 import { pollOptions, pollTallies } from "../../db/columns.ts";
 import { isPollExpired } from "../../entities/poll.ts";
-import { findVisibleStatus } from "../statuses/find.ts";
+import { findVisibleStatus } from "../visibility/find.ts";
 
 /** A poll whose status the viewer may see, or 404. */
 export async function findVisiblePoll(

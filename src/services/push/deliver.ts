@@ -11,11 +11,11 @@
 import webpush from "web-push";
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
+import { pushAlerts } from "../../db/columns.ts";
 import type { Database, NotificationRow, WebPushSubscriptionRow } from "../../db/schema.ts";
 import { serializeAccount } from "../../entities/account.ts";
 import { htmlToPlainText } from "../../text/sanitize.ts";
 import { DestinationRefused, safeFetch, SafeFetchError, type SafeFetchResponse } from "../http/safe_fetch.ts";
-import { storedAlerts } from "./subscriptions.ts";
 import { vapidKeys } from "./vapid.ts";
 
 /** How long a push service keeps an undelivered message. */
@@ -145,7 +145,7 @@ export async function deliverPush(ctx: Ctx, job: PushJob): Promise<void> {
     .where("id", "=", job.notificationId)
     .executeTakeFirst();
   if (!notification || notification.filtered) return;
-  if (!storedAlerts(sub)[notification.type]) return;
+  if (!pushAlerts(sub)[notification.type]) return;
   if (!(await policyAllows(db, sub, notification.account_id, notification.from_account_id))) return;
 
   const keys = await vapidKeys(ctx);

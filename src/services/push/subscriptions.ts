@@ -5,6 +5,7 @@
  */
 import { createPublicKey } from "node:crypto";
 import type { Ctx } from "../../context.ts";
+import { pushAlerts } from "../../db/columns.ts";
 import { newId } from "../../db/ids.ts";
 import type { PushPolicy, WebPushSubscriptionRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
@@ -100,9 +101,6 @@ function alertsOf(
   return alerts;
 }
 
-export const storedAlerts = (row: Pick<WebPushSubscriptionRow, "alerts">) =>
-  JSON.parse(row.alerts) as Record<string, boolean>;
-
 /** The subscription of a token, if any. */
 export async function subscriptionOf(ctx: Ctx, tokenId: string): Promise<WebPushSubscriptionRow | undefined> {
   return ctx.db.kysely
@@ -157,7 +155,7 @@ export async function updateSubscription(
   const updated = await ctx.db.kysely
     .updateTable("web_push_subscriptions")
     .set({
-      alerts: JSON.stringify(alertsOf(changes.alerts, storedAlerts(current))),
+      alerts: JSON.stringify(alertsOf(changes.alerts, pushAlerts(current))),
       ...(changes.policy !== undefined ? { policy: changes.policy as PushPolicy } : {}),
       updated_at: new Date().toISOString(),
     })

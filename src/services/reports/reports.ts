@@ -10,7 +10,7 @@ import type { AccountRow, ReportCategory, ReportRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { targetAccount } from "../accounts/follow.ts";
 import { loadSettings } from "../instance/settings.ts";
-import { findVisibleStatuses } from "../statuses/find.ts";
+import { findVisibleStatuses } from "../visibility/find.ts";
 
 export const REPORT_CATEGORIES: readonly ReportCategory[] = ["spam", "legal", "violation", "other"];
 const COMMENT_LIMIT = 1000;

@@ -18,9 +18,9 @@ import { sql, type RawBuilder, type SqlBool } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { ACCOUNT_VECTOR, STATUS_VECTOR } from "../../db/migrations/0015_search.ts";
 import type { AccountRow, StatusRow, TagRow } from "../../db/schema.ts";
-import { notHiddenFrom } from "../accounts/exclusions.ts";
+import { notHiddenFrom } from "../visibility/exclusions.ts";
 import { lookupAccount } from "../accounts/lookup.ts";
-import { filterVisible, findVisibleStatuses } from "../statuses/find.ts";
+import { filterVisible, findVisibleStatuses } from "../visibility/find.ts";
 
 export const SEARCH_TYPES = ["accounts", "hashtags", "statuses"] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];

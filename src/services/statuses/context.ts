@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
-import { hiddenAccounts } from "../accounts/exclusions.ts";
-import { filterVisible } from "./find.ts";
+import { hiddenAccounts } from "../visibility/exclusions.ts";
+import { filterVisible } from "../visibility/find.ts";
 
 export interface ContextLimits {
   ancestors: number;

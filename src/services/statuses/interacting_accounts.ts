@@ -5,7 +5,7 @@
  */
 import type { Ctx } from "../../context.ts";
 import { accountPageOf, type AccountPage } from "../../db/queries/accounts.ts";
-import { hiddenAccounts } from "../accounts/exclusions.ts";
+import { hiddenAccounts } from "../visibility/exclusions.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 
 async function accountsOf(

@@ -7,7 +7,7 @@ import { LIMITS } from "../../limits.ts";
 import { deleteNotificationsOf } from "../../db/queries/notifications.ts";
 import { addToOwnFeed } from "../timelines/feeds.ts";
 import { deleteStatus } from "./delete.ts";
-import { findVisibleStatus } from "./find.ts";
+import { findVisibleStatus } from "../visibility/find.ts";
 import type { Visibility } from "./validate.ts";
 
 /** The status an action applies to: a boost stands for the status it boosts. */

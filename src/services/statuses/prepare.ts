@@ -7,7 +7,7 @@ import type { Ctx } from "../../context.ts";
 import { statusById } from "../../db/queries/statuses.ts";
 import type { AccountRow, MediaAttachmentRow, StatusRow, UserRow } from "../../db/schema.ts";
 import { formatText, type FormattedText } from "../text/format.ts";
-import { userSettings } from "../accounts/settings.ts";
+import { userSettings } from "../../db/columns.ts";
 import { ReplyTargetNotFound, UnexpectedMentions } from "./errors.ts";
 import {
   checkContent,
@@ -18,7 +18,7 @@ import {
   type PollParams,
   type Visibility,
 } from "./validate.ts";
-import { isStatusVisible } from "./visibility.ts";
+import { isStatusVisible } from "../visibility/visibility.ts";
 
 /** Who posts: the account, its user (for defaults) and the app the token belongs to. */
 export interface Author {

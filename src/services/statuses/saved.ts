@@ -6,7 +6,7 @@ import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { statusesByIds } from "../../db/queries/statuses.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
-import { filterVisible } from "./find.ts";
+import { filterVisible } from "../visibility/find.ts";
 
 export interface SavedPage {
   /** The page of bookmark (or favourite) rows: the cursors. */

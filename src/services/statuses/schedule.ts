@@ -1,13 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
-import { scheduledParams } from "../../db/columns.ts";
+import { scheduledParams, userSettings } from "../../db/columns.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { accountById, lockAccountRow } from "../../db/queries/accounts.ts";
 import { scheduledStatusById } from "../../db/queries/statuses.ts";
-import type { AccountRow, Database, ScheduledStatusRow } from "../../db/schema.ts";
+import type { AccountRow, Database, ScheduledParams, ScheduledStatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
-import { userSettings } from "../accounts/settings.ts";
 import { createStatus } from "./create.ts";
 import { AlreadyPublished } from "./errors.ts";
 import { rememberIdempotencyKey } from "./idempotency.ts";
@@ -19,24 +18,6 @@ const TOTAL_LIMIT = 300;
 const DAILY_LIMIT = 25;
 
 /** What `params` of a ScheduledStatus holds, as Mastodon stores it. */
-export interface ScheduledParams {
-  text: string;
-  media_ids: string[] | null;
-  sensitive: boolean | null;
-  spoiler_text: string | null;
-  visibility: string | null;
-  language: string | null;
-  scheduled_at: null;
-  poll: { options: string[]; expires_in: number; multiple: boolean; hide_totals: boolean } | null;
-  idempotency: string | null;
-  in_reply_to_id: string | null;
-  /** Stored as a decimal string; the API writes it as a JSON number with every digit. */
-  application_id: string | null;
-  with_rate_limit: boolean;
-  /** Mastodon's mention safeguard, checked again when the post is published. */
-  allowed_mentions?: string[];
-}
-
 export type SchedulingDecision = { kind: "now" } | { kind: "later"; at: Date };
 
 const TOO_SOON = "Scheduled at The scheduled date must be in the future";
@@ -188,10 +169,6 @@ export async function cancelScheduledStatus(ctx: Ctx, row: ScheduledStatusRow): 
   });
 }
 
-export function storedParams(row: ScheduledStatusRow): ScheduledParams {
-  return scheduledParams<ScheduledParams>(row);
-}
-
 /** The post a scheduled status stands for, as `prepareStatus` takes it. */
 function paramsOf(stored: ScheduledParams): StatusParams {
   const poll = stored.poll;
@@ -229,7 +206,7 @@ export async function publishScheduledStatus(
     .where("account_id", "=", row.account_id)
     .executeTakeFirst();
   const account = await accountById(ctx.db.kysely, row.account_id);
-  const params = storedParams(row);
+  const params = scheduledParams(row);
   const drop = async () => {
     await cancelScheduledStatus(ctx, row);
     return "dropped" as const;

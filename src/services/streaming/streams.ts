@@ -19,9 +19,9 @@ import type { BusMessage } from "../../realtime/bus.ts";
 import { scopesAllow } from "../auth/scopes.ts";
 import type { UserViewer } from "../auth/viewer.ts";
 import { publishedAnnouncement } from "../announcements/announcements.ts";
-import { ownConversation } from "../conversations/conversations.ts";
+import { ownConversation, visibleLastStatuses } from "../conversations/conversations.ts";
 import { notificationOf, presentable } from "../notifications/read.ts";
-import { filterVisible } from "../statuses/find.ts";
+import { filterVisible } from "../visibility/find.ts";
 import { isTagName } from "../tags/tags.ts";
 import {
   ANNOUNCEMENTS_CHANNEL,
@@ -302,7 +302,8 @@ export class StreamConnection {
     if (kind === "direct" && message.event === "conversation") {
       const row = await ownConversation(this.#ctx, this.#viewer.account, payload.conversationId).catch(() => undefined);
       if (!row) return;
-      const [json] = await serializeConversations(this.#ctx, [row], this.#viewer.account);
+      const lastStatuses = await visibleLastStatuses(this.#ctx, [row], this.#viewer.account.id);
+      const [json] = await serializeConversations(this.#ctx, [row], lastStatuses, this.#viewer.account);
       if (json) this.#deliver(label, "conversation", JSON.stringify(json));
       return;
     }

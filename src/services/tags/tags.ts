@@ -4,10 +4,13 @@
  * case-insensitively; a tag is created when first followed, as Mastodon does.
  */
 import type { Ctx } from "../../context.ts";
-import { idFloorForTime, isIdLike, newId } from "../../db/ids.ts";
+import { isIdLike, newId } from "../../db/ids.ts";
 import { lockAccountRow } from "../../db/queries/accounts.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { AccountRow, TagRow } from "../../db/schema.ts";
+import type { FeaturedTagFacts } from "../../db/queries/tags.ts";
+
+export type { FeaturedTagFacts };
 import { NotFound, ValidationFailed } from "../../errors.ts";
 import { upsertTags } from "../statuses/tags.ts";
 
@@ -31,81 +34,6 @@ export async function findTag(ctx: Ctx, name: string): Promise<TagRow | undefine
     .selectAll()
     .where((eb) => eb(eb.fn("lower", ["name"]), "=", name.toLowerCase()))
     .executeTakeFirst();
-}
-
-/** One day of a tag's use: the day (UTC midnight, seconds), posts using it, and their distinct authors. */
-export interface TagDay {
-  day: number;
-  uses: number;
-  accounts: number;
-}
-
-/**
- * The last `days` days of each tag's use, newest day first: one query over the tags' statuses of
- * those days (by the time-ordered status IDs, on the statuses_tags primary key).
- */
-export async function tagHistories(
-  ctx: Ctx,
-  tagIds: readonly string[],
-  days = 7,
-  now = Date.now(),
-): Promise<Map<string, TagDay[]>> {
-  const today = startOfDay(now);
-  const since = today - (days - 1) * DAY_MS;
-  const rows = tagIds.length
-    ? await ctx.db.kysely
-        .selectFrom("statuses_tags")
-        .innerJoin("statuses", "statuses.id", "statuses_tags.status_id")
-        .select(["statuses_tags.tag_id", "statuses.account_id", "statuses.created_at"])
-        .where("statuses_tags.tag_id", "in", [...tagIds])
-        .where("statuses_tags.status_id", ">=", idFloorForTime(new Date(since)))
-        .where("statuses.deleted_at", "is", null)
-        .execute()
-    : [];
-  const result = new Map<string, TagDay[]>();
-  for (const tagId of tagIds) {
-    const history = Array.from({ length: days }, (_, i) => ({
-      day: (today - i * DAY_MS) / 1000,
-      uses: 0,
-      authors: new Set<string>(),
-    }));
-    for (const row of rows.filter((r) => r.tag_id === tagId)) {
-      const index = (today - startOfDay(Date.parse(row.created_at))) / DAY_MS;
-      const day = history[index];
-      if (!day) continue;
-      day.uses++;
-      day.authors.add(row.account_id);
-    }
-    result.set(
-      tagId,
-      history.map((d) => ({ day: d.day, uses: d.uses, accounts: d.authors.size })),
-    );
-  }
-  return result;
-}
-
-const DAY_MS = 86_400_000;
-
-function startOfDay(time: number): number {
-  return Math.floor(time / DAY_MS) * DAY_MS;
-}
-
-/** A week (or `days`) without any use: the history of a tag never used. */
-export function unusedHistory(days = 7, now = Date.now()): TagDay[] {
-  const today = startOfDay(now);
-  return Array.from({ length: days }, (_, i) => ({ day: (today - i * DAY_MS) / 1000, uses: 0, accounts: 0 }));
-}
-
-/** The tags among `tagIds` that `account` follows. */
-export async function followedAmong(ctx: Ctx, account: AccountRow, tagIds: readonly string[]): Promise<Set<string>> {
-  if (tagIds.length === 0) return new Set();
-  const rows = await ctx.db.kysely
-    .selectFrom("tag_follows")
-    .select("tag_id")
-    .where("account_id", "=", account.id)
-    .where("tag_id", "in", [...tagIds])
-    .execute();
-  return new Set(rows.map((r) => r.tag_id));
 }
 
 /** Follows a hashtag (created if new); following it again changes nothing. */
@@ -158,14 +86,6 @@ export async function followedTags(
 
 /** Mastodon's limit of featured hashtags per account. */
 export const FEATURED_TAGS_LIMIT = 10;
-
-export interface FeaturedTagFacts {
-  id: string;
-  tag: TagRow;
-  /** The account's public and unlisted posts with the tag. */
-  statusesCount: number;
-  lastStatusAt: string | null;
-}
 
 /** The account's featured tags, oldest first, with its use of each (one query for all). */
 export async function featuredTags(ctx: Ctx, account: AccountRow): Promise<FeaturedTagFacts[]> {
@@ -274,18 +194,6 @@ async function addFeaturedTag(
       .execute();
     return id;
   });
-}
-
-/** The tags among `tagIds` that `account` features on its profile. */
-export async function featuredAmong(ctx: Ctx, account: AccountRow, tagIds: readonly string[]): Promise<Set<string>> {
-  if (tagIds.length === 0) return new Set();
-  const rows = await ctx.db.kysely
-    .selectFrom("featured_tags")
-    .select("tag_id")
-    .where("account_id", "=", account.id)
-    .where("tag_id", "in", [...tagIds])
-    .execute();
-  return new Set(rows.map((r) => r.tag_id));
 }
 
 /** Stops featuring a hashtag; someone else's or an unknown one is 404. */

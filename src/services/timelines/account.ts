@@ -9,7 +9,7 @@ import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { hasMedia } from "./conditions.ts";
 import type { AccountRow, StatusRow } from "../../db/schema.ts";
-import { filterVisible } from "../statuses/find.ts";
+import { filterVisible } from "../visibility/find.ts";
 import type { Visibility } from "../statuses/validate.ts";
 
 export interface AccountStatusesOptions {

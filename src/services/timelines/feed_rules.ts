@@ -9,7 +9,7 @@
  * test/db/plans.test.ts), so a batch of followers costs a few index lookups each.
  */
 import { sql, type RawBuilder, type SqlBool } from "kysely";
-import { notHiddenFrom } from "../accounts/exclusions.ts";
+import { notHiddenFrom } from "../visibility/exclusions.ts";
 
 type Expr = RawBuilder<unknown>;
 

@@ -13,7 +13,7 @@ import type { Ctx } from "../../context.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { ListRow, StatusRow } from "../../db/schema.ts";
 import { compareIds } from "../../db/ids.ts";
-import { notHiddenFrom } from "../accounts/exclusions.ts";
+import { notHiddenFrom } from "../visibility/exclusions.ts";
 import { homeRules, listRules, stillShown } from "./feed_rules.ts";
 import { feedCutoffId } from "./feeds.ts";
 

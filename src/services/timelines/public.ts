@@ -2,7 +2,7 @@ import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import { hasMedia } from "./conditions.ts";
-import { notHiddenFrom } from "../accounts/exclusions.ts";
+import { notHiddenFrom } from "../visibility/exclusions.ts";
 
 export interface PublicTimelineOptions {
   /** Only statuses of this server. */

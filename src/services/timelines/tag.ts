@@ -8,7 +8,7 @@
 import type { Ctx } from "../../context.ts";
 import type { PageParams } from "../../db/paging.ts";
 import type { StatusRow, TagRow } from "../../db/schema.ts";
-import { notHiddenFrom } from "../accounts/exclusions.ts";
+import { notHiddenFrom } from "../visibility/exclusions.ts";
 import { hasMedia } from "./conditions.ts";
 
 export interface TagTimelineOptions {

@@ -18,8 +18,8 @@ import type { Ctx } from "../../context.ts";
 import { idFloorForTime } from "../../db/ids.ts";
 import { statusesByIds } from "../../db/queries/statuses.ts";
 import type { AccountRow, PreviewCardRow, StatusRow, TagRow, TrendsTable } from "../../db/schema.ts";
-import { hiddenAccounts } from "../accounts/exclusions.ts";
-import { filterVisible } from "../statuses/find.ts";
+import { hiddenAccounts } from "../visibility/exclusions.ts";
+import { filterVisible } from "../visibility/find.ts";
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;

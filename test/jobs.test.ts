@@ -321,6 +321,52 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     await queue.stop();
   });
 
+  test("jobs sharing an ordering key run one at a time in order; other keys and unkeyed jobs do not wait", async () => {
+    const queue = newQueue();
+    const name = jobName("ordered");
+    const events: string[] = [];
+    let running = 0;
+    let most = 0;
+    queue.register(name, async (payload) => {
+      const { key, n } = payload as { key: string; n: number };
+      running++;
+      most = Math.max(most, running);
+      events.push(`start ${key}${n}`);
+      await new Promise((resolve) => setTimeout(resolve, key === "a" ? 60 : 5));
+      events.push(`end ${key}${n}`);
+      running--;
+    });
+    for (let n = 1; n <= 3; n++) await queue.enqueue(name, { key: "a", n }, { orderingKey: "inbox.a" });
+    await queue.enqueue(name, { key: "b", n: 1 }, { orderingKey: "inbox.b" });
+    await queue.enqueue(name, { key: "u", n: 1 });
+    await queue.start({ pollInterval: 10, concurrency: 3 });
+    await eventually(async () => (await jobsNamed(name)).length === 0, "every ordered job to finish");
+    await queue.stop();
+    const ofA = events.filter((e) => e.endsWith("a1") || e.endsWith("a2") || e.endsWith("a3"));
+    assert.deepEqual(ofA, ["start a1", "end a1", "start a2", "end a2", "start a3", "end a3"]);
+    // b and the unkeyed job ran beside a's first job, not after all of a.
+    assert.ok(events.indexOf("end b1") < events.indexOf("end a1"), events.join(", "));
+    assert.ok(events.indexOf("end u1") < events.indexOf("end a1"), events.join(", "));
+    assert.ok(most >= 2);
+  });
+
+  test("a retrying job holds back the later jobs of its key until it succeeds or fails for good", async () => {
+    const queue = newQueue();
+    const name = jobName("orderedfail");
+    const ran: string[] = [];
+    queue.register(name, async (payload) => {
+      ran.push(String(payload));
+      if (payload === "first") throw new Error("the first one fails");
+    });
+    await queue.enqueue(name, "first", { orderingKey: "k", maxAttempts: 2 });
+    await queue.enqueue(name, "second", { orderingKey: "k" });
+    const future = (ms: number) => () => new Date(Date.now() + ms);
+    assert.equal(await queue.drain(), 1, "only the first runs; the second waits behind it");
+    assert.deepEqual(ran, ["first"]);
+    await queue.drain(future(DAY));
+    assert.deepEqual(ran, ["first", "first", "second"], "after the first failed for good, the second runs");
+  });
+
   test("a long-running job keeps its lease past its length; others' leases are not extended", async () => {
     const queue = newQueue();
     const long = jobName("long");

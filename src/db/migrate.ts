@@ -23,6 +23,7 @@ import { mediaProcessing } from "./migrations/0024_media_processing.ts";
 import { streamSignals } from "./migrations/0025_stream_signals.ts";
 import { jobWorkers } from "./migrations/0026_job_workers.ts";
 import { directory } from "./migrations/0027_directory.ts";
+import { jobOrdering } from "./migrations/0028_job_ordering.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -51,6 +52,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   streamSignals,
   jobWorkers,
   directory,
+  jobOrdering,
 ];
 
 /**

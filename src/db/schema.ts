@@ -250,6 +250,8 @@ export interface JobsTable {
   failed_at: Timestamp | null;
   /** Jobs sharing a key exist once at a time (while not failed); recurring jobs use their name. */
   unique_key: string | null;
+  /** Jobs sharing an ordering key run one at a time, in the order of their IDs. */
+  ordering_key: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
 }
 

@@ -26,6 +26,11 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** Enqueue only if no live job has this key (the insert is then a no-op). */
   uniqueKey?: string;
+  /**
+   * Jobs with the same ordering key run one at a time, in the order they were enqueued: a job waits
+   * while an earlier one with its key is waiting, retrying or running (a failed one no longer counts).
+   */
+  orderingKey?: string;
 }
 
 export interface WorkerOptions {
@@ -165,6 +170,7 @@ export class JobQueue {
         run_at: (options.runAt ?? new Date()).toISOString(),
         max_attempts: options.maxAttempts ?? 5,
         unique_key: options.uniqueKey ?? null,
+        ordering_key: options.orderingKey ?? null,
         created_at: new Date().toISOString(),
       })
       .onConflict((oc) => oc.doNothing())
@@ -202,6 +208,22 @@ export class JobQueue {
       .whereRef("attempts", "<", "max_attempts")
       .where("run_at", "<=", nowIso)
       .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", nowIso)]))
+      // Behind an earlier job with the same ordering key that has not finished or failed: not yet.
+      .where((eb) =>
+        eb.or([
+          eb("jobs.ordering_key", "is", null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom("jobs as earlier")
+                .select(sql`1`.as("one"))
+                .whereRef("earlier.ordering_key", "=", "jobs.ordering_key")
+                .whereRef("earlier.id", "<", "jobs.id")
+                .where("earlier.failed_at", "is", null),
+            ),
+          ),
+        ]),
+      )
       .orderBy("run_at")
       .limit(1);
     if (this.#db.engine === "postgres") candidate = candidate.forUpdate().skipLocked();

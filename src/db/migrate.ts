@@ -24,6 +24,7 @@ import { streamSignals } from "./migrations/0025_stream_signals.ts";
 import { jobWorkers } from "./migrations/0026_job_workers.ts";
 import { directory } from "./migrations/0027_directory.ts";
 import { jobOrdering } from "./migrations/0028_job_ordering.ts";
+import { federationKv } from "./migrations/0029_federation_kv.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   jobWorkers,
   directory,
   jobOrdering,
+  federationKv,
 ];
 
 /**

@@ -413,6 +413,15 @@ export interface InstanceSettings {
 /** Who may read the list of blocked servers (and their public reasons): nobody, users, everyone. */
 export type DomainBlocksVisibility = "disabled" | "users" | "all";
 
+/** One entry of Fedify's key–value store (src/federation/kv.ts). */
+export interface FederationKvTable {
+  /** The key's segments, percent-encoded, joined with `/`. */
+  key: string;
+  /** JSON. */
+  value: string;
+  expires_at: Timestamp | null;
+}
+
 export type PushPolicy = "all" | "followed" | "follower" | "none";
 
 /** Where to push one access token's notifications. */
@@ -923,6 +932,7 @@ export interface Database {
   domain_blocks: DomainBlocksTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
+  federation_kv: FederationKvTable;
   web_push_subscriptions: WebPushSubscriptionsTable;
   announcements: AnnouncementsTable;
   announcement_reads: AnnouncementReadsTable;

@@ -145,6 +145,17 @@ export class JobQueue {
     return id;
   }
 
+  /** Enqueues several jobs in one transaction (all or none), then wakes the workers. */
+  async enqueueAll(
+    jobs: ReadonlyArray<{ name: string; payload: unknown }>,
+    options: EnqueueOptions = {},
+  ): Promise<void> {
+    await this.#db.kysely.transaction().execute(async (tx) => {
+      for (const job of jobs) await this.enqueueWith(tx, job.name, job.payload, options);
+    });
+    this.wake();
+  }
+
   /** Wakes this process's idle workers, e.g. after a transaction that enqueued jobs committed. */
   wake(): void {
     for (const wake of this.#wake.splice(0)) wake();

@@ -91,9 +91,11 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
         mode: "live",
         run: ({ receiverId, notificationId }) => publishNotification(ctx, receiverId, notificationId),
       },
+      // Live: most receivers have no push subscription, and a job per notification to find that out
+      // would cost more than the one lookup; the pushes themselves are jobs (unique per subscription).
       {
         name: "push",
-        mode: "job",
+        mode: "live",
         run: ({ notificationId, receiverId }) => enqueuePushes(ctx, notificationId, receiverId),
       },
     ],

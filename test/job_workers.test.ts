@@ -4,6 +4,7 @@
  * release reads `jobs` through its `locked_by` index only.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { readlinkSync } from "node:fs";
@@ -80,6 +81,7 @@ describe(`job workers' heartbeats (${TEST_ENGINE})`, () => {
   let deadPid: number;
   let otherProgram: ChildProcess;
   const namespace = pidNamespace();
+  const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
 
   const db = () => server.ctx.db.kysely;
   const newQueue = (log = server.ctx.log) => {
@@ -92,7 +94,13 @@ describe(`job workers' heartbeats (${TEST_ENGINE})`, () => {
 
   /** A worker row as another process would have written it. */
   async function forgeWorker(
-    options: { host?: string; pid?: number; pidNamespace?: string | null; heartbeatAgoMs?: number } = {},
+    options: {
+      host?: string;
+      pid?: number;
+      pidNamespace?: string | null;
+      bootId?: string | null;
+      heartbeatAgoMs?: number;
+    } = {},
   ): Promise<string> {
     const id = randomUUID();
     await db()
@@ -102,6 +110,7 @@ describe(`job workers' heartbeats (${TEST_ENGINE})`, () => {
         host: options.host ?? hostname(),
         pid: options.pid ?? deadPid,
         pid_namespace: options.pidNamespace === undefined ? namespace : options.pidNamespace,
+        boot_id: options.bootId === undefined ? bootId : options.bootId,
         started_at: new Date(Date.now() - 10 * MINUTE).toISOString(),
         heartbeat_at: new Date(Date.now() - (options.heartbeatAgoMs ?? 0)).toISOString(),
       })
@@ -219,7 +228,7 @@ describe(`job workers' heartbeats (${TEST_ENGINE})`, () => {
     );
   });
 
-  test("a PID alive again under another program keeps its worker until the heartbeat is late", async () => {
+  test("a live process on this machine keeps its jobs however late its heartbeat, up to the lease", async () => {
     const name = jobName("reused");
     const worker = await forgeWorker({ pid: otherProgram.pid! });
     const id = await heldJob(worker, name);
@@ -228,11 +237,18 @@ describe(`job workers' heartbeats (${TEST_ENGINE})`, () => {
     assert.equal(await queue.releaseGoneWorkers(), 0);
     assert.equal((await jobById(id))?.locked_by, worker);
 
-    await db()
-      .updateTable("job_workers")
-      .set({ heartbeat_at: new Date(Date.now() - 4 * HEARTBEAT_MS).toISOString() })
-      .where("id", "=", worker)
-      .execute();
+    // A stalled event loop: many heartbeats missed, the process alive.
+    const beatAgo = (ms: number) =>
+      db()
+        .updateTable("job_workers")
+        .set({ heartbeat_at: new Date(Date.now() - ms).toISOString() })
+        .where("id", "=", worker)
+        .execute();
+    await beatAgo(20 * HEARTBEAT_MS);
+    assert.equal(await queue.releaseGoneWorkers(), 0);
+    assert.equal((await jobById(id))?.locked_by, worker);
+    // Past the lease, the PID is taken to be another program's (reused after a restart).
+    await beatAgo(5 * MINUTE + 1000);
     assert.equal(await queue.releaseGoneWorkers(), 1);
     const job = await jobById(id);
     assert.deepEqual([job?.locked_by, job?.locked_until, job?.attempts], [null, null, 1]);
@@ -253,18 +269,26 @@ describe(`job workers' heartbeats (${TEST_ENGINE})`, () => {
     assert.equal((await workerRows()).length, 2);
   });
 
-  test("another host, or another PID namespace, is judged by its heartbeat only", async () => {
+  test("another host, PID namespace or machine (same host name, another boot) is judged by its heartbeat only", async () => {
     const name = jobName("elsewhere");
     const otherHost = await forgeWorker({ host: "elsewhere.example" });
     const otherNamespace = await forgeWorker({ pidNamespace: "pid:[1]" });
-    const ids = [await heldJob(otherHost, name), await heldJob(otherNamespace, name)];
+    // A cloned machine: the same host name and default namespace, its PID dead here but alive there.
+    const otherMachine = await forgeWorker({ bootId: "another-boot" });
+    const unknownBoot = await forgeWorker({ bootId: null });
+    const workers = [otherHost, otherNamespace, otherMachine, unknownBoot];
+    const ids = [];
+    for (const worker of workers) ids.push(await heldJob(worker, name));
     const queue = newQueue();
     await queue.start({ pollInterval: 20 });
     assert.equal(await queue.releaseGoneWorkers(), 0);
-    assert.deepEqual(await Promise.all(ids.map(async (id) => (await jobById(id))?.locked_by)), [
-      otherHost,
-      otherNamespace,
-    ]);
+    assert.deepEqual(await Promise.all(ids.map(async (id) => (await jobById(id))?.locked_by)), workers);
+    await db()
+      .updateTable("job_workers")
+      .set({ heartbeat_at: new Date(Date.now() - 4 * HEARTBEAT_MS).toISOString() })
+      .where("id", "in", workers)
+      .execute();
+    assert.equal(await queue.releaseGoneWorkers(), 4);
   });
 
   test("jobs claimed with no worker row (drain(), an older version) are left to their lease", async () => {

@@ -13,6 +13,7 @@ import {
   TooManyRedirects,
   type SafeFetchOptions,
 } from "../src/services/http/safe_fetch.ts";
+import { isNonPublicAddress } from "../src/services/http/addresses.ts";
 import { ROOKERY_VERSION } from "../src/version.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "./kit.ts";
 
@@ -173,11 +174,22 @@ describe(`safeFetch (${TEST_ENGINE})`, () => {
       "http://[fd00::1]/",
       "http://[fe80::1]/",
       "http://[::ffff:10.0.0.1]/",
+      "http://[64:ff9b::a9fe:a9fe]/", // NAT64 of 169.254.169.254
+      "http://[64:ff9b::7f00:1]/",
     ];
     for (const url of urls) {
       await assert.rejects(safeFetch(strict.ctx, url, { timeoutMs: 2000 }), DestinationRefused, url);
     }
     assert.equal(totalHits(main) + totalHits(v6), before, "nothing was contacted");
+  });
+
+  test("a NAT64 address (64:ff9b::/96) is judged by the IPv4 address it carries", () => {
+    assert.equal(isNonPublicAddress("64:ff9b::808:808"), false);
+    assert.equal(isNonPublicAddress("64:ff9b::8.8.8.8"), false);
+    assert.equal(isNonPublicAddress("64:ff9b::a00:1"), true);
+    assert.equal(isNonPublicAddress("64:ff9b::7f00:1"), true);
+    assert.equal(isNonPublicAddress("64:ff9b::"), true);
+    assert.equal(isNonPublicAddress("64:ff9b:1::808:808"), true, "the local-use NAT64 prefix stays refused");
   });
 
   test("ALLOWED_PRIVATE_ADDRESSES lets only the listed addresses through", async () => {

@@ -16,7 +16,9 @@ import { pino } from "pino";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Ctx } from "../src/context.ts";
+import type { Db } from "../src/db/connect.ts";
 import { idForTime, newId } from "../src/db/ids.ts";
+import { pruneExpiredRecords } from "../src/services/maintenance.ts";
 import { LocalBus, type BusMessage } from "../src/realtime/bus.ts";
 import { SignalRelay } from "../src/realtime/signals.ts";
 import { createTestServer, createUser, testApplication, TEST_ENGINE, type TestServer, type TestUser } from "./kit.ts";
@@ -248,6 +250,36 @@ describe("the signal relay", () => {
       ["timeline:public", "timeline:system:9"],
     );
     await a.relay.close();
+  });
+
+  test("this process's listeners hear a signal even when its row cannot be written", async () => {
+    const broken = {
+      engine: server.ctx.db.engine,
+      kysely: {
+        insertInto() {
+          throw new Error("database is locked");
+        },
+      },
+    } as unknown as Db;
+    const relay = new SignalRelay(new LocalBus(server.ctx.log), broken, server.ctx.log, { pollMs: 3_600_000 });
+    const heard: BusMessage[] = [];
+    await relay.subscribe("timeline:system:5", (message) => heard.push(message));
+    await relay.publish("timeline:system:5", { event: "kill" });
+    await tick();
+    assert.deepEqual(heard, [{ event: "kill" }]);
+    await relay.close();
+  });
+
+  test("maintenance.prune deletes old signals on a server nobody streams from", async () => {
+    const old = idForTime(new Date(Date.now() - 30 * 60_000));
+    await server.ctx.db.kysely
+      .insertInto("stream_signals")
+      .values({ id: old, channel: "timeline:system:8", message: "{}", origin: "elsewhere" })
+      .execute();
+    const pruned = await pruneExpiredRecords(server.ctx.db);
+    assert.ok(pruned.signals >= 1);
+    const left = await server.ctx.db.kysely.selectFrom("stream_signals").select("id").where("id", "=", old).execute();
+    assert.deepEqual(left, []);
   });
 
   test("listening processes delete signals older than ten minutes", async () => {

@@ -25,6 +25,7 @@ import { jobWorkers } from "./migrations/0026_job_workers.ts";
 import { directory } from "./migrations/0027_directory.ts";
 import { jobOrdering } from "./migrations/0028_job_ordering.ts";
 import { federationKv } from "./migrations/0029_federation_kv.ts";
+import { jobWorkerBoot } from "./migrations/0030_job_worker_boot.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   directory,
   jobOrdering,
   federationKv,
+  jobWorkerBoot,
 ];
 
 /**

@@ -264,6 +264,8 @@ export interface JobWorkersTable {
   pid: number;
   /** The PID namespace of its process (Linux; null elsewhere): a PID means the same process only within one. */
   pid_namespace: string | null;
+  /** The boot of its machine (Linux's boot ID; null elsewhere): with host and namespace, where its PID means something. */
+  boot_id: ColumnType<string | null, string | null | undefined, string | null>;
   started_at: Timestamp;
   /** By the database's clock, so hosts whose clocks differ judge it alike. */
   heartbeat_at: Timestamp;

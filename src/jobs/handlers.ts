@@ -33,7 +33,10 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("maintenance.prune", async () => {
     const pruned = await pruneExpiredRecords(ctx.db);
     ctx.log.info(pruned, "pruned expired records");
-    await afterBulkWrite(ctx, pruned.grants + pruned.activityDays + pruned.failedJobs + pruned.federationKv);
+    await afterBulkWrite(
+      ctx,
+      pruned.grants + pruned.activityDays + pruned.failedJobs + pruned.federationKv + pruned.signals,
+    );
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
   ctx.jobs.register(STATISTICS_JOB, async () => {

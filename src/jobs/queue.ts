@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { FastifyBaseLogger } from "fastify";
 import { sql, type Kysely, type RawBuilder } from "kysely";
@@ -64,6 +64,15 @@ function currentPidNamespace(): string | null {
   }
 }
 
+/** This boot of this machine (Linux): the same host name and namespace on another machine is not here. */
+function currentBootId(): string | null {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
+  } catch {
+    return null;
+  }
+}
+
 /** Whether a process with this PID exists (EPERM: it does, owned by another user). */
 function processExists(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return true;
@@ -113,6 +122,9 @@ export class JobQueue {
   #heartbeatMs = DEFAULT_HEARTBEAT_MS;
   readonly #host = hostname();
   readonly #pidNamespace = currentPidNamespace();
+  readonly #bootId = currentBootId();
+  /** When this queue's heartbeat was last written; another's lateness is judged only while its own is on time. */
+  #lastBeatAt = 0;
   /** Whether this queue's row is in `job_workers` (from start() until stop() has waited for its jobs). */
   #registered = false;
   #heartbeatTimer: NodeJS.Timeout | undefined;
@@ -324,6 +336,7 @@ export class JobQueue {
   async releaseGoneWorkers(): Promise<number> {
     const db = this.#db.kysely;
     const late = databaseTime(this.#db.engine, MISSED_HEARTBEATS * this.#heartbeatMs);
+    const stale = databaseTime(this.#db.engine, this.#leaseMs);
     const workers = await db
       .selectFrom("job_workers")
       .select([
@@ -331,11 +344,21 @@ export class JobQueue {
         "host",
         "pid",
         "pid_namespace",
+        "boot_id",
         sql<number>`CASE WHEN heartbeat_at < ${late} THEN 1 ELSE 0 END`.as("late"),
+        sql<number>`CASE WHEN heartbeat_at < ${stale} THEN 1 ELSE 0 END`.as("stale"),
       ])
       .where("id", "!=", this.#workerId)
       .execute();
-    const gone = workers.filter((worker) => worker.late === 1 || this.#diedHere(worker));
+    // After this process could not write its own heartbeat (a database outage), others could not
+    // either: lateness is judged again only once its own heartbeat is on time.
+    const onTime = !this.#registered || Date.now() - this.#lastBeatAt < 2 * this.#heartbeatMs;
+    const gone = workers.filter((worker) => {
+      const here = this.#onThisMachine(worker);
+      // A live process here keeps its jobs whatever its heartbeat (a stalled event loop), up to the lease.
+      if (here) return this.#diedHere(worker) || worker.stale === 1;
+      return onTime && worker.late === 1;
+    });
     if (gone.length === 0) return 0;
     const ids = gone.map((worker) => worker.id);
     // Released before the rows go: a process that dies in between leaves the rows to the next one.
@@ -354,9 +377,18 @@ export class JobQueue {
     return jobs;
   }
 
-  /** Whether `worker` ran on this host, in this PID namespace, and its process no longer exists. */
-  #diedHere(worker: Pick<JobWorkerRow, "id" | "host" | "pid" | "pid_namespace">): boolean {
-    if (worker.host !== this.#host || worker.pid_namespace !== this.#pidNamespace) return false;
+  /** Whether `worker` runs on this boot of this machine, in this PID namespace: where its PID can be checked. */
+  #onThisMachine(worker: Pick<JobWorkerRow, "host" | "pid_namespace" | "boot_id">): boolean {
+    return (
+      worker.host === this.#host &&
+      worker.pid_namespace === this.#pidNamespace &&
+      this.#bootId !== null &&
+      worker.boot_id === this.#bootId
+    );
+  }
+
+  /** Whether `worker`, on this machine, has no process behind it any more. */
+  #diedHere(worker: Pick<JobWorkerRow, "id" | "pid">): boolean {
     // This process's own PID: alive only if one of this process's queues is that worker.
     if (worker.pid === process.pid) return !workersOfThisProcess.has(worker.id);
     return !processExists(worker.pid);
@@ -365,7 +397,13 @@ export class JobQueue {
   /** Writes this queue's row in `job_workers` (anew, after a process took it for gone and removed it). */
   async #register(): Promise<void> {
     const now = databaseTime(this.#db.engine);
-    const row = { host: this.#host, pid: process.pid, pid_namespace: this.#pidNamespace, heartbeat_at: now };
+    const row = {
+      host: this.#host,
+      pid: process.pid,
+      pid_namespace: this.#pidNamespace,
+      boot_id: this.#bootId,
+      heartbeat_at: now,
+    };
     await this.#db.kysely
       .insertInto("job_workers")
       .values({ id: this.#workerId, started_at: now, ...row })
@@ -396,6 +434,10 @@ export class JobQueue {
         );
         await this.#register();
       }
+      const previous = this.#lastBeatAt;
+      this.#lastBeatAt = Date.now();
+      // The first heartbeat on time after a late one (an outage) only refreshes: others may be catching up too.
+      if (previous !== 0 && this.#lastBeatAt - previous > 2 * this.#heartbeatMs) return;
       await this.releaseGoneWorkers();
     } catch (error) {
       this.#log.warn({ err: error }, "could not refresh the job workers' heartbeat");
@@ -426,6 +468,7 @@ export class JobQueue {
     this.#starting = (async () => {
       await this.#register();
       this.#registered = true;
+      this.#lastBeatAt = Date.now();
       workersOfThisProcess.add(this.#workerId);
       this.#scheduleHeartbeat();
       // Before the loops start, so that they claim at once what a process that died here held.

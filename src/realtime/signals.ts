@@ -12,7 +12,8 @@
  *   range of the time-ordered primary key, nearly always empty) and delivers those it has not seen
  *   and did not write. The window, not a cursor, is what makes rows committed late, or by a process
  *   whose clock is a few seconds behind, still arrive; seen IDs keep each delivery single.
- * - rows older than ten minutes are deleted by the listening processes as they poll.
+ * - rows older than ten minutes are deleted by the listening processes as they poll, and by
+ *   `maintenance.prune` (a server nobody streams from still has its signals written).
  *
  * Other events (new statuses, notifications) stay in their process: spreading those needs Redis,
  * and the server warns at start when its roles are split without it.
@@ -35,6 +36,15 @@ const WINDOW_MS = 10_000;
 const RETENTION_MS = 10 * 60_000;
 const PRUNE_EVERY_MS = 60_000;
 const PAGE = 500;
+
+/** Deletes the signals older than the retention; returns how many. */
+export async function deleteOldSignals(db: Db, now = Date.now()): Promise<number> {
+  const result = await db.kysely
+    .deleteFrom("stream_signals")
+    .where("id", "<", idFloorForTime(new Date(now - RETENTION_MS)))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
 
 export interface SignalRelayOptions {
   /** How often a listening process reads new signals, in ms. */
@@ -65,9 +75,13 @@ export class SignalRelay implements EventBus {
     this.#pollMs = options.pollMs ?? 1000;
   }
 
+  /** This process's listeners hear at once; then the row is written for the others (a failure is logged). */
   async publish(channel: string, message: BusMessage): Promise<void> {
-    if (isSignalChannel(channel)) await outsideRequestScope(() => this.#record(channel, message));
     await this.#inner.publish(channel, message);
+    if (!isSignalChannel(channel)) return;
+    await outsideRequestScope(() => this.#record(channel, message)).catch((error: unknown) =>
+      this.#log.error({ err: error, channel }, "a stream signal could not be recorded for other processes"),
+    );
   }
 
   async #record(channel: string, message: BusMessage): Promise<void> {
@@ -142,10 +156,7 @@ export class SignalRelay implements EventBus {
       for (const [id, at] of this.#seen) if (at < now - WINDOW_MS) this.#seen.delete(id);
       if (now - this.#lastPrune > PRUNE_EVERY_MS) {
         this.#lastPrune = now;
-        await this.#db.kysely
-          .deleteFrom("stream_signals")
-          .where("id", "<", idFloorForTime(new Date(now - RETENTION_MS)))
-          .execute();
+        await deleteOldSignals(this.#db, now);
       }
       if (this.#failing) this.#log.info("stream signals are read again");
       this.#failing = false;

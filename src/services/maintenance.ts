@@ -2,6 +2,7 @@ import type { Ctx } from "../context.ts";
 import { refreshStatistics } from "../db/statistics.ts";
 import type { Db } from "../db/connect.ts";
 import { kvDeleteExpired } from "../db/queries/federation_kv.ts";
+import { deleteOldSignals } from "../realtime/signals.ts";
 
 const DAY = 86_400_000;
 
@@ -41,23 +42,25 @@ export async function afterBulkWrite(ctx: Ctx, rows: number): Promise<void> {
 
 /**
  * Deletes rows that have outlived their use: spent authorization codes, old activity days,
- * long-failed jobs, expired entries of the federation store.
+ * long-failed jobs, expired entries of the federation store, stream signals past their ten minutes.
  */
 export async function pruneExpiredRecords(
   db: Db,
   now = new Date(),
-): Promise<{ grants: number; activityDays: number; failedJobs: number; federationKv: number }> {
+): Promise<{ grants: number; activityDays: number; failedJobs: number; federationKv: number; signals: number }> {
   const ago = (days: number) => new Date(now.getTime() - days * DAY).toISOString();
-  const [grants, activityDays, failedJobs, federationKv] = await Promise.all([
+  const [grants, activityDays, failedJobs, federationKv, signals] = await Promise.all([
     db.kysely.deleteFrom("oauth_access_grants").where("expires_at", "<", ago(1)).executeTakeFirst(),
     db.kysely.deleteFrom("user_activity_days").where("day", "<", ago(400).slice(0, 10)).executeTakeFirst(),
     db.kysely.deleteFrom("jobs").where("failed_at", "<", ago(30)).executeTakeFirst(),
     kvDeleteExpired(db.kysely, now),
+    deleteOldSignals(db, now.getTime()),
   ]);
   return {
     grants: Number(grants.numDeletedRows),
     activityDays: Number(activityDays.numDeletedRows),
     failedJobs: Number(failedJobs.numDeletedRows),
     federationKv,
+    signals,
   };
 }

@@ -300,6 +300,25 @@ describe("Web Push", () => {
     assert.deepEqual(failed, [], "no attempt failed");
   });
 
+  test("a notification costs no job when its receiver has no subscription, and one push job per subscription once", async () => {
+    const [quiet, subscribed, sender] = await Promise.all([user("nosub"), user("onesub"), user("subsender")]);
+    await subscribeAs(await tokenFor(server.ctx, subscribed, "push"), "/once", { data: { alerts: { mention: true } } });
+    const jobs = () => server.ctx.db.kysely.selectFrom("jobs").select(["id", "name"]).execute();
+    await server.ctx.jobs.drain();
+    await postStatus(server, sender, { status: `@${quiet.username} @${subscribed.username} hello` });
+    // Every job the post causes, by ID, until none is left.
+    const byId = new Map<string, string>();
+    for (let left = await jobs(); left.length > 0; left = await jobs()) {
+      for (const job of left) byId.set(job.id, job.name);
+      const job = await server.ctx.jobs.claim();
+      if (job) await server.ctx.jobs.perform(job);
+    }
+    const seen = [...byId.values()];
+    assert.equal(seen.filter((name) => name === "push.deliver").length, 1, seen.join(", "));
+    assert.ok(!seen.some((name) => name.startsWith("notification.created")), seen.join(", "));
+    assert.equal(messagesTo("/once").length, 1);
+  });
+
   test("the VAPID key is on applications too, and stays the same", async () => {
     const res = await request(server.app, "POST", "/api/v1/apps", {
       json: { client_name: "Pusher", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read push" },

@@ -30,7 +30,8 @@ for (const [network, prefix] of [
 }
 for (const [network, prefix] of [
   ["::", 96], // unspecified, loopback and the deprecated IPv4-compatible form
-  ["64:ff9b::", 96], // NAT64 reaches IPv4 addresses, private ones included
+  // 64:ff9b::/96 (NAT64) is judged by the IPv4 address it carries: an IPv6-only host behind DNS64
+  // reaches every public IPv4 server through it, and private ones must stay refused.
   ["64:ff9b:1::", 48],
   ["100::", 64],
   ["2001::", 32], // Teredo
@@ -67,9 +68,21 @@ function familyOf(address: string): "ipv4" | "ipv6" {
   return isIP(address) === 6 ? "ipv6" : "ipv4";
 }
 
+const NAT64 = new BlockList();
+NAT64.addSubnet("64:ff9b::", 96, "ipv6");
+
+/** The IPv4 address a NAT64 address (64:ff9b::/96) carries in its last 32 bits. */
+function embeddedIpv4(address: string): string {
+  const groups = new URL(`http://[${address}]/`).hostname.slice(1, -1).split(":");
+  const [high, low] = groups.slice(-2).map((g) => Number.parseInt(g || "0", 16));
+  return [high! >> 8, high! & 255, low! >> 8, low! & 255].join(".");
+}
+
 /** Whether an IP address is private, loopback, link-local, multicast or otherwise not on the public internet. */
 export function isNonPublicAddress(address: string): boolean {
-  return FORBIDDEN.check(address, familyOf(address));
+  const family = familyOf(address);
+  if (family === "ipv6" && NAT64.check(address, "ipv6")) return FORBIDDEN.check(embeddedIpv4(address), "ipv4");
+  return FORBIDDEN.check(address, family);
 }
 
 /** Whether outbound fetches may connect to `address` under this configuration. */

@@ -34,7 +34,7 @@ export class PushRetry extends Error {
 
 /**
  * The pushes of a new notification, one job per subscription of its receiver (each retried on
- * its own): the `push` subscriber of `notification.created`.
+ * its own, and enqueued once however often this runs): the `push` subscriber of `notification.created`.
  */
 export async function enqueuePushes(ctx: Ctx, notificationId: string, receiverId: string): Promise<void> {
   const subscriptions = await ctx.db.kysely
@@ -47,7 +47,10 @@ export async function enqueuePushes(ctx: Ctx, notificationId: string, receiverId
   await ctx.db.kysely.transaction().execute(async (tx) => {
     for (const { id } of subscriptions) {
       const job: PushJob = { subscriptionId: id, notificationId };
-      await ctx.jobs.enqueueWith(tx, "push.deliver", job, { maxAttempts: 5 });
+      await ctx.jobs.enqueueWith(tx, "push.deliver", job, {
+        maxAttempts: 5,
+        uniqueKey: `push:${id}:${notificationId}`,
+      });
     }
   });
   ctx.jobs.wake();

@@ -35,6 +35,17 @@ export async function findVisibleAccounts(ctx: Ctx, ids: readonly string[]): Pro
 }
 
 /** `user`, `@user`, `user@domain`: an account this server knows (no WebFinger). */
+/** The local account with this username (any case), suspended or not: what federation serves. */
+export async function findLocalAccount(ctx: Ctx, username: string): Promise<AccountRow | undefined> {
+  if (!username || username.length > 100) return undefined;
+  return ctx.db.kysely
+    .selectFrom("accounts")
+    .selectAll()
+    .where("domain", "is", null)
+    .where((eb) => eb(eb.fn("lower", ["username"]), "=", username.toLowerCase()))
+    .executeTakeFirst();
+}
+
 export async function lookupAccount(ctx: Ctx, acct: string): Promise<AccountRow | undefined> {
   const [username, rawDomain] = acct.trim().replace(/^@/, "").split("@", 2);
   if (!username || username.length > 100) return undefined;

@@ -1,0 +1,85 @@
+/**
+ * Local accounts as ActivityPub actors, the way Mastodon serves them: a Person (a Service for
+ * bots) with its inbox, shared inbox, outbox, followers, following and featured collections, the
+ * RSA key as `publicKey` (`#main-key`), the profile's display name, bio and fields (as
+ * PropertyValue), avatar and header, and Mastodon's flags (`manuallyApprovesFollowers`,
+ * `discoverable`, `indexable`, `memorial`, `suspended`). The display values come from the
+ * account's API entity, so both speak of the profile alike.
+ */
+import { createPrivateKey, createPublicKey, type JsonWebKey, type webcrypto } from "node:crypto";
+import { importJwk } from "@fedify/fedify";
+import { Endpoints, Image, Person, PropertyValue, Service, type CryptographicKey } from "@fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
+import type { AccountRow } from "../db/schema.ts";
+import type { Account } from "../entities/account.ts";
+
+/** The account's key pair as Web Crypto keys (RSASSA-PKCS1-v1_5, SHA-256), for signing and `publicKey`. */
+export async function keyPairOf(
+  row: Pick<AccountRow, "public_key" | "private_key">,
+): Promise<webcrypto.CryptoKeyPair | undefined> {
+  if (!row.private_key || !row.public_key) return undefined;
+  const privateJwk = createPrivateKey(row.private_key).export({ format: "jwk" });
+  const publicJwk = createPublicKey(row.public_key).export({ format: "jwk" });
+  const algorithm = { alg: "RS256" };
+  return {
+    privateKey: await importJwk({ ...privateJwk, ...algorithm } as JsonWebKey, "private"),
+    publicKey: await importJwk({ ...publicJwk, ...algorithm } as JsonWebKey, "public"),
+  };
+}
+
+const image = (url: string, description: string) =>
+  new Image({ url: new URL(url), name: description || null, mediaType: mediaTypeOf(url) });
+
+function mediaTypeOf(url: string): string | null {
+  const extension = /\.(\w+)(?:\?|$)/.exec(url)?.[1]?.toLowerCase();
+  const types: Record<string, string> = {
+    png: "image/png",
+    jpg: "image/jpeg",
+    jpeg: "image/jpeg",
+    gif: "image/gif",
+    webp: "image/webp",
+    avif: "image/avif",
+  };
+  return extension ? (types[extension] ?? null) : null;
+}
+
+export interface ActorParts {
+  row: AccountRow;
+  /** The account's API entity (display name, bio and fields as HTML, pictures, flags). */
+  entity: Account;
+  /** The key as Fedify publishes it (`ctx.getActorKeyPairs(…)[0].cryptographicKey`). */
+  publicKey: CryptographicKey | null;
+  sharedInbox: URL;
+}
+
+/** The actor document of a local account. */
+export function actorOf({ row, entity, publicKey, sharedInbox }: ActorParts): Person | Service {
+  const suspended = Boolean(row.suspended_at);
+  const values = {
+    id: new URL(row.uri),
+    preferredUsername: row.username,
+    name: suspended ? "" : entity.display_name,
+    summary: suspended ? "" : entity.note,
+    url: new URL(entity.url),
+    inbox: row.inbox_url ? new URL(row.inbox_url) : null,
+    outbox: row.outbox_url ? new URL(row.outbox_url) : null,
+    followers: row.followers_url ? new URL(row.followers_url) : null,
+    following: row.following_url ? new URL(row.following_url) : null,
+    featured: row.featured_url ? new URL(row.featured_url) : null,
+    endpoints: new Endpoints({ sharedInbox }),
+    publicKey,
+    manuallyApprovesFollowers: entity.locked,
+    discoverable: entity.discoverable ?? false,
+    indexable: entity.indexable,
+    memorial: entity.memorial === true,
+    suspended,
+    published: Temporal.Instant.from(new Date(row.created_at).toISOString()),
+    // Only pictures the user chose: the default ones are the API's, not the actor's.
+    icon: suspended || !row.avatar_file ? null : image(entity.avatar, entity.avatar_description),
+    image: suspended || !row.header_file ? null : image(entity.header, entity.header_description),
+    attachments: suspended
+      ? []
+      : entity.fields.map((field) => new PropertyValue({ name: field.name, value: field.value })),
+  };
+  return entity.bot ? new Service(values) : new Person(values);
+}

@@ -4,69 +4,16 @@
  * post to its followers' home feeds within seconds, not when the 5-minute lease runs out.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { hostname } from "node:os";
 import { after, describe, test } from "node:test";
-import pg from "pg";
 import { pino } from "pino";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import { followAccount } from "../src/services/accounts/follow.ts";
 import { postStatus } from "../src/services/statuses/post.ts";
 import { createUser, TEST_ENGINE } from "./kit.ts";
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const MAIN = join(ROOT, "src", "main.ts");
-/** How long a child may take to reach a point before the test fails. */
-const WAIT_MS = 20_000;
+import { ServerProcesses, WAIT_MS } from "./server_process.ts";
 const RELEASED = "released the jobs of job workers that are gone";
-
-type LogLine = Record<string, unknown> & { msg?: string };
-
-/** `node src/main.ts` as a child process, with its stdout parsed as pino JSON lines. */
-class ServerProcess {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly lines: LogLine[] = [];
-  stderr = "";
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  #closed = false;
-
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
-    createInterface({ input: this.child.stdout }).on("line", (line) => {
-      try {
-        this.lines.push(JSON.parse(line) as LogLine);
-      } catch {
-        this.lines.push({ msg: line, unparsed: true });
-      }
-    });
-    this.child.stderr.setEncoding("utf8").on("data", (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => this.child.on("close", (code, signal) => resolve({ code, signal })));
-    void this.exited.then(() => (this.#closed = true));
-  }
-
-  get running(): boolean {
-    return !this.#closed;
-  }
-
-  /** The first log line matching `predicate`; fails after WAIT_MS or when the process exits first. */
-  async waitForLine(predicate: (line: LogLine) => boolean, what: string): Promise<LogLine> {
-    await until(async () => {
-      if (!this.running) assert.fail(`the process exited before ${what}: ${this.output()}`);
-      return this.lines.some(predicate);
-    }, `${what}: ${this.output()}`);
-    return this.lines.find(predicate)!;
-  }
-
-  output(): string {
-    return `stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`;
-  }
-}
 
 /** Polls `check` every 25 ms until it returns true; fails naming `what` after `ms`. */
 async function until(check: () => Promise<boolean>, what: string, ms = WAIT_MS): Promise<void> {
@@ -78,55 +25,10 @@ async function until(check: () => Promise<boolean>, what: string, ms = WAIT_MS):
 }
 
 describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
-  const children: ServerProcess[] = [];
-  const dirs: string[] = [];
-  const databases: string[] = [];
-  const pgUrl = process.env.TEST_DATABASE_URL;
-
-  async function pgQuery(text: string): Promise<void> {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  }
-
-  /** A fresh data directory and, on PostgreSQL, a fresh database; nothing from the developer's shell. */
-  async function environment(): Promise<Record<string, string>> {
-    const dataDir = mkdtempSync(join(tmpdir(), "rookery-workers-"));
-    dirs.push(dataDir);
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      PORT: "0",
-      BIND: "127.0.0.1",
-      ROOKERY_DATA_DIR: dataDir,
-      LOG_LEVEL: "info",
-    };
-    if (TEST_ENGINE === "postgres" && pgUrl) {
-      const database = `rookery_workers_${randomBytes(6).toString("hex")}`;
-      databases.push(database);
-      await pgQuery(`CREATE DATABASE "${database}"`);
-      const url = new URL(pgUrl);
-      url.pathname = `/${database}`;
-      env.DATABASE_URL = url.toString();
-    }
-    return env;
-  }
-
-  function start(env: Record<string, string>): ServerProcess {
-    const child = new ServerProcess(env);
-    children.push(child);
-    return child;
-  }
-
-  after(async () => {
-    for (const child of children) if (child.running) child.child.kill("SIGKILL");
-    await Promise.all(children.map((c) => c.exited));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-    for (const database of databases) await pgQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  });
+  const processes = new ServerProcesses();
+  const environment = () => processes.environment();
+  const start = (env: Record<string, string>) => processes.start(env);
+  after(() => processes.cleanUp());
 
   test(
     "a second server on the same database delivers the post within seconds, not after the 5-minute lease",

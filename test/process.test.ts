@@ -1,75 +1,21 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import pg from "pg";
 import { pino } from "pino";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import { createUser, TEST_ENGINE } from "./kit.ts";
-import { ServerProcess } from "./server_process.ts";
+import { ServerProcesses } from "./server_process.ts";
 import { WsClient } from "./streaming_clients.ts";
 
 describe(`the server process (${TEST_ENGINE})`, () => {
-  const children: ServerProcess[] = [];
-  const dirs: string[] = [];
-  const databases: string[] = [];
-  const pgUrl = process.env.TEST_DATABASE_URL;
-
-  async function pgQuery(text: string): Promise<void> {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  }
-
-  /**
-   * A fresh data directory and, on PostgreSQL, a fresh database of its own. (A database rather than a
-   * schema: the migrator sees Kysely's migration tables in every schema of a database, see the report.)
-   */
-  async function environment(
-    extra: Record<string, string> = {},
-    options = { database: true },
-  ): Promise<Record<string, string>> {
-    const dataDir = mkdtempSync(join(tmpdir(), "rookery-process-"));
-    dirs.push(dataDir);
-    // A minimal environment: nothing from the developer's shell (DATABASE_URL, LOCAL_DOMAIN, …) leaks in.
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      PORT: "0",
-      BIND: "127.0.0.1",
-      ROOKERY_DATA_DIR: dataDir,
-      LOG_LEVEL: "info",
-    };
-    if (TEST_ENGINE === "postgres" && pgUrl && options.database) {
-      const database = `rookery_process_${randomBytes(6).toString("hex")}`;
-      databases.push(database);
-      await pgQuery(`CREATE DATABASE "${database}"`);
-      const url = new URL(pgUrl);
-      url.pathname = `/${database}`;
-      env.DATABASE_URL = url.toString();
-    }
-    return { ...env, ...extra };
-  }
-
-  function start(env: Record<string, string>): ServerProcess {
-    const child = new ServerProcess(env);
-    children.push(child);
-    return child;
-  }
-
-  after(async () => {
-    for (const child of children) if (child.running) child.child.kill("SIGKILL");
-    await Promise.all(children.map((c) => c.exited));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-    for (const database of databases) await pgQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  });
+  const processes = new ServerProcesses();
+  const environment = (extra?: Record<string, string>, options?: { database: boolean }) =>
+    processes.environment(extra, options);
+  const start = (env: Record<string, string>) => processes.start(env);
+  after(() => processes.cleanUp());
 
   test("starts on a free port, answers HTTP, and stops on SIGTERM with exit 0", { timeout: 60_000 }, async () => {
     const env = await environment();
@@ -245,8 +191,7 @@ describe(`the server process (${TEST_ENGINE})`, () => {
     "an FFMPEG_BINARY that is no program, or one that does not run, exits 1 naming it",
     { timeout: 60_000 },
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "rookery-ffmpeg-"));
-      dirs.push(dir);
+      const dir = processes.tempDir("rookery-ffmpeg-");
       const broken = join(dir, "ffmpeg");
       writeFileSync(broken, "#!/bin/sh\necho 'cannot execute binary file' >&2\nexit 126\n");
       chmodSync(broken, 0o755);

@@ -4,9 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { TEST_ENGINE } from "./kit.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = join(ROOT, "src", "main.ts");
@@ -41,6 +46,11 @@ export class ServerProcess {
       this.#closed = true;
       for (const wake of this.#waiters.splice(0)) wake();
     });
+  }
+
+  /** What the process wrote, for failure messages. */
+  output(): string {
+    return `stdout: ${JSON.stringify(this.lines)}; stderr: ${this.stderr}`;
   }
 
   /** Until the process has exited and its output has been read to the end. */
@@ -87,5 +97,67 @@ export class ServerProcess {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/**
+ * Server processes for one test file: each environment a fresh data directory and, on PostgreSQL,
+ * a fresh database of its own (a database rather than a schema: the migrator must see only its
+ * own), with nothing from the developer's shell; `cleanUp` kills what still runs and removes them.
+ */
+export class ServerProcesses {
+  readonly #children: ServerProcess[] = [];
+  readonly #dirs: string[] = [];
+  readonly #databases: string[] = [];
+  readonly #pgUrl = process.env.TEST_DATABASE_URL;
+
+  async #pg(text: string): Promise<void> {
+    const client = new pg.Client({ connectionString: this.#pgUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  }
+
+  async environment(extra: Record<string, string> = {}, options = { database: true }): Promise<Record<string, string>> {
+    const dataDir = this.tempDir("rookery-process-");
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      PORT: "0",
+      BIND: "127.0.0.1",
+      ROOKERY_DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+    };
+    if (TEST_ENGINE === "postgres" && this.#pgUrl && options.database) {
+      const database = `rookery_process_${randomBytes(6).toString("hex")}`;
+      this.#databases.push(database);
+      await this.#pg(`CREATE DATABASE "${database}"`);
+      const url = new URL(this.#pgUrl);
+      url.pathname = `/${database}`;
+      env.DATABASE_URL = url.toString();
+    }
+    return { ...env, ...extra };
+  }
+
+  /** A temporary folder removed by `cleanUp`. */
+  tempDir(prefix: string): string {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    this.#dirs.push(dir);
+    return dir;
+  }
+
+  start(env: Record<string, string>): ServerProcess {
+    const child = new ServerProcess(env);
+    this.#children.push(child);
+    return child;
+  }
+
+  async cleanUp(): Promise<void> {
+    for (const child of this.#children) if (child.running) child.child.kill("SIGKILL");
+    await Promise.all(this.#children.map((c) => c.exited));
+    for (const dir of this.#dirs) rmSync(dir, { recursive: true, force: true });
+    for (const database of this.#databases) await this.#pg(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
   }
 }

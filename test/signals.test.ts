@@ -6,12 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import pg from "pg";
 import { pino } from "pino";
 import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
@@ -22,7 +18,7 @@ import { pruneExpiredRecords } from "../src/services/maintenance.ts";
 import { LocalBus, type BusMessage } from "../src/realtime/bus.ts";
 import { SignalRelay } from "../src/realtime/signals.ts";
 import { createTestServer, createUser, testApplication, TEST_ENGINE, type TestServer, type TestUser } from "./kit.ts";
-import { ROOT, ServerProcess } from "./server_process.ts";
+import { ROOT, ServerProcesses, type ServerProcess } from "./server_process.ts";
 import { SseClient, WsClient } from "./streaming_clients.ts";
 
 /** "Within seconds": the relay polls every second; this leaves room for a busy CI machine. */
@@ -53,40 +49,15 @@ async function closesWithin(closed: Promise<unknown>, what: string): Promise<voi
 }
 
 describe(`signals across processes without Redis (${TEST_ENGINE})`, () => {
-  const pgUrl = process.env.TEST_DATABASE_URL;
-  const dataDir = mkdtempSync(join(tmpdir(), "rookery-signals-"));
-  let database: string | undefined;
+  const processes = new ServerProcesses();
   let env: Record<string, string>;
   let server: ServerProcess;
   let host: string;
   let ctx: Ctx;
 
-  const pgQuery = async (text: string) => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-
   before(async () => {
-    env = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      PORT: "0",
-      BIND: "127.0.0.1",
-      ROOKERY_DATA_DIR: dataDir,
-      LOG_LEVEL: "info",
-    };
-    if (TEST_ENGINE === "postgres" && pgUrl) {
-      database = `rookery_signals_${randomBytes(6).toString("hex")}`;
-      await pgQuery(`CREATE DATABASE "${database}"`);
-      const url = new URL(pgUrl);
-      url.pathname = `/${database}`;
-      env.DATABASE_URL = url.toString();
-    }
-    server = new ServerProcess(env);
+    env = await processes.environment();
+    server = processes.start(env);
     const port = (await server.waitForLine((l) => typeof l.port === "number", "listening")).port as number;
     host = `127.0.0.1:${port}`;
     // The test's own context is one more process on the same database (migrated by the server).
@@ -96,10 +67,7 @@ describe(`signals across processes without Redis (${TEST_ENGINE})`, () => {
   after(async () => {
     await ctx?.events.close();
     await ctx?.db.close();
-    if (server?.running) server.child.kill("SIGKILL");
-    await server?.exited;
-    rmSync(dataDir, { recursive: true, force: true });
-    if (database) await pgQuery(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await processes.cleanUp();
   });
 
   /** A user with a WebSocket and an SSE stream open on the server. */
@@ -139,7 +107,7 @@ describe(`signals across processes without Redis (${TEST_ENGINE})`, () => {
   }
 
   test("a token revoked through another web process ends its streams on this one", { timeout: 60_000 }, async () => {
-    const other = new ServerProcess({ ...env, ROOKERY_ROLE: "web" });
+    const other = processes.start({ ...env, ROOKERY_ROLE: "web" });
     try {
       const otherPort = (await other.waitForLine((l) => typeof l.port === "number", "B listening")).port as number;
       const { user, ws, sse } = await streamingUser("revoked");

@@ -69,15 +69,16 @@ export function unusedHistory(days = 7, now = Date.now()): TagDay[] {
   return Array.from({ length: days }, (_, i) => ({ day: (today - i * DAY_MS) / 1000, uses: 0, accounts: 0 }));
 }
 
-/** The tags among `tagIds` that `accountId` follows. */
-export async function followedAmong(
+/** The tags among `tagIds` that `accountId` has a row for in `table`. */
+async function tagsAmong(
   db: Kysely<Database>,
+  table: "tag_follows" | "featured_tags",
   accountId: string,
   tagIds: readonly string[],
 ): Promise<Set<string>> {
   if (tagIds.length === 0) return new Set();
   const rows = await db
-    .selectFrom("tag_follows")
+    .selectFrom(table)
     .select("tag_id")
     .where("account_id", "=", accountId)
     .where("tag_id", "in", [...tagIds])
@@ -85,21 +86,13 @@ export async function followedAmong(
   return new Set(rows.map((r) => r.tag_id));
 }
 
+/** The tags among `tagIds` that `accountId` follows. */
+export const followedAmong = (db: Kysely<Database>, accountId: string, tagIds: readonly string[]) =>
+  tagsAmong(db, "tag_follows", accountId, tagIds);
+
 /** The tags among `tagIds` that `accountId` features on its profile. */
-export async function featuredAmong(
-  db: Kysely<Database>,
-  accountId: string,
-  tagIds: readonly string[],
-): Promise<Set<string>> {
-  if (tagIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom("featured_tags")
-    .select("tag_id")
-    .where("account_id", "=", accountId)
-    .where("tag_id", "in", [...tagIds])
-    .execute();
-  return new Set(rows.map((r) => r.tag_id));
-}
+export const featuredAmong = (db: Kysely<Database>, accountId: string, tagIds: readonly string[]) =>
+  tagsAmong(db, "featured_tags", accountId, tagIds);
 
 /** A featured tag with the account's use of it. */
 export interface FeaturedTagFacts {

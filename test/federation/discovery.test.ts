@@ -60,6 +60,8 @@ describe("WebFinger, host-meta and actors", () => {
     assert.equal((await finger()).statusCode, 400);
     assert.equal((await finger("nonsense")).statusCode, 400);
     assert.equal((await finger("https://")).statusCode, 400);
+    assert.equal((await finger("https://rookery.test/@%E0")).statusCode, 400, "broken percent-encoding");
+    assert.equal((await finger("https://rookery.test/users/%")).statusCode, 400);
     for (const resource of [
       "acct:alice@elsewhere.example",
       "acct:nobody@rookery.test",

@@ -22,7 +22,11 @@ function usernameOf(ctx: Ctx, resource: string): string {
     if (!ours(url.host)) throw new NotFound();
     const match = /^\/(?:@|users\/)([^/]+)\/?$/.exec(url.pathname);
     if (!match) throw new NotFound();
-    return decodeURIComponent(match[1]!);
+    try {
+      return decodeURIComponent(match[1]!);
+    } catch {
+      throw new BadRequest("Invalid resource");
+    }
   }
   if (!resource.includes("@")) throw new BadRequest("Invalid resource");
   const parts = resource

@@ -15,7 +15,7 @@ import { pino } from "pino";
 import { newId } from "../src/db/ids.ts";
 import type { JobRow } from "../src/db/schema.ts";
 import { JobQueue } from "../src/jobs/queue.ts";
-import { createTestServer, TEST_ENGINE, type TestServer } from "./kit.ts";
+import { createTestServer, eventually, TEST_ENGINE, type TestServer } from "./kit.ts";
 
 const MINUTE = 60_000;
 /** The default heartbeat interval: a worker is gone when its heartbeat is three of them old. */
@@ -45,15 +45,6 @@ async function within<T>(promise: Promise<T>, what: string, ms = 3000): Promise<
     return await Promise.race([promise, late]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-/** Polls `check` until it returns true, failing after `ms`. */
-async function eventually(check: () => Promise<boolean>, what: string, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(20);
   }
 }
 

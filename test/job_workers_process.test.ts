@@ -11,18 +11,9 @@ import { boot } from "../src/boot.ts";
 import { loadConfig } from "../src/config.ts";
 import { followAccount } from "../src/services/accounts/follow.ts";
 import { postStatus } from "../src/services/statuses/post.ts";
-import { createUser, TEST_ENGINE } from "./kit.ts";
+import { createUser, eventually, TEST_ENGINE } from "./kit.ts";
 import { ServerProcesses, WAIT_MS } from "./server_process.ts";
 const RELEASED = "released the jobs of job workers that are gone";
-
-/** Polls `check` every 25 ms until it returns true; fails naming `what` after `ms`. */
-async function until(check: () => Promise<boolean>, what: string, ms = WAIT_MS): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
   const processes = new ServerProcesses();
@@ -86,7 +77,7 @@ describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
         const killedAt = Date.now();
 
         const second = start(env);
-        await until(inHome, "the post to reach the follower's home feed");
+        await eventually(inHome, "the post to reach the follower's home feed", WAIT_MS);
         const elapsed = Date.now() - killedAt;
         assert.ok(elapsed < 10_000, `delivered ${elapsed} ms after the kill`);
         const released = await second.waitForLine((l) => l.msg === RELEASED, "the release");
@@ -94,11 +85,12 @@ describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
         // The fan-out, and whatever recurring maintenance the first server was running when it was killed.
         assert.ok(Number(released.jobs) >= 1, JSON.stringify(released));
         // The job finishes (notifications and streaming come after the feeds) and is deleted.
-        await until(
+        await eventually(
           async () =>
             (await ctx.db.kysely.selectFrom("jobs").select("id").where("id", "=", fanout.id).executeTakeFirst()) ===
             undefined,
           "the fan-out job to finish",
+          WAIT_MS,
         );
         const serving = await second.waitForLine((l) => typeof l.port === "number", "the listening line");
         const home = await fetch(`http://127.0.0.1:${serving.port as number}/api/v1/timelines/home`, {

@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { newId } from "../src/db/ids.ts";
 import type { JobRow } from "../src/db/schema.ts";
 import { JobQueue } from "../src/jobs/queue.ts";
-import { createTestServer, createUser, testApplication, TEST_ENGINE, type TestServer } from "./kit.ts";
+import { createTestServer, createUser, eventually, testApplication, TEST_ENGINE, type TestServer } from "./kit.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -16,15 +16,6 @@ function deferred<T = void>() {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** Polls `check` until it returns true, failing after `ms`. */
-async function eventually(check: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe(`job queue (${TEST_ENGINE})`, () => {

@@ -904,3 +904,12 @@ export async function later<T>(ms: number, fn: () => Promise<T>): Promise<T> {
     mock.timers.reset();
   }
 }
+
+/** Polls `check` every 20 ms until it holds; fails naming `what` after `ms` (never asserts on timing). */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -17,6 +17,7 @@ import { ProgramSlots } from "../../src/media/program_slots.ts";
 import {
   createTestServer,
   errorOf,
+  eventually,
   get,
   multipartBody,
   request,
@@ -37,12 +38,6 @@ async function scratchLeft(): Promise<string[]> {
   const left = () => readdirSync(scratch).filter((name) => /^rookery-(media|upload)-/.test(name));
   for (let i = 0; i < 50 && left().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   return left();
-}
-
-/** Waits (without asserting on how long) until `condition` holds; fails after ten seconds. */
-async function until(what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(condition(), what);
 }
 
 describe("ffmpeg and ffprobe under the process's limit", { skip: noTranscoder }, () => {
@@ -107,7 +102,11 @@ describe("ffmpeg and ffprobe under the process's limit", { skip: noTranscoder },
         return res;
       }),
     );
-    await until("eight uploads answered and four waiting", () => answered.length === 8 && slots.waiting === 4);
+    await eventually(
+      () => answered.length === 8 && slots.waiting === 4,
+      "eight uploads answered and four waiting",
+      10_000,
+    );
     for (const res of answered) assertRefused(res, slots);
     // v1, which would wait for the conversion, is refused the same way.
     assertRefused(await upload(a.bob, video, "v1"), slots);
@@ -182,9 +181,9 @@ describe("ffmpeg and ffprobe under the process's limit", { skip: noTranscoder },
         `Content-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
     );
     socket.write(body);
-    await until("the upload waits for a slot", () => slots.waiting === 1);
+    await eventually(() => slots.waiting === 1, "the upload waits for a slot", 10_000);
     socket.resetAndDestroy();
-    await until("the upload left the queue", () => slots.waiting === 0);
+    await eventually(() => slots.waiting === 0, "the upload left the queue", 10_000);
     for (const release of held) release();
     assert.equal(slots.running, 0);
     assert.deepEqual(await mediaRows(a.alice), rowsBefore);

@@ -47,7 +47,6 @@ import suggestionRoutes from "./api/v1/suggestions.ts";
 import directoryRoutes from "./api/v1/directory.ts";
 import nodeinfoRoutes from "./api/wellknown/nodeinfo.ts";
 import webfingerRoutes from "./api/wellknown/webfinger.ts";
-import { buildFederation } from "./federation/federation.ts";
 import federationRoutes from "./federation/routes.ts";
 import defaultImageRoutes from "./web/images.ts";
 import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
@@ -163,6 +162,6 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
   await registerBodyParsing(app);
   registerAuth(app, ctx);
   for (const routes of ROUTES) await routes(app, ctx);
-  await federationRoutes(app, ctx, buildFederation(ctx));
+  await federationRoutes(app, ctx);
   return app;
 }

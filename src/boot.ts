@@ -10,6 +10,9 @@ import { acceptAllMailDomains, dnsMailDomainChecker } from "./services/mail/doma
 import { createBus } from "./realtime/bus.ts";
 import { EventDispatcher } from "./events/dispatcher.ts";
 import { subscriberTable } from "./subscribers.ts";
+import { buildFederation } from "./federation/federation.ts";
+import { Resolver } from "./federation/resolver.ts";
+import { installOutboundAgent } from "./services/http/outbound.ts";
 
 /** Raised when start-up cannot proceed; the message is one line for the operator. */
 export class StartupError extends Error {
@@ -29,6 +32,15 @@ export interface BootOptions {
    * loading every service (sharp, the mailer, …) before a one-line command.
    */
   jobHandlers?: boolean;
+}
+
+/** The parts of a context that are made from the others: the event dispatcher with its subscribers, federation. */
+export function assembleContext(parts: Omit<Ctx, "dispatcher" | "federation" | "remote">): Ctx {
+  const ctx = { ...parts, dispatcher: new EventDispatcher(parts.db, parts.jobs, parts.log) } as Ctx;
+  ctx.federation = buildFederation(ctx);
+  ctx.remote = new Resolver(ctx);
+  ctx.dispatcher.use(subscriberTable(ctx));
+  return ctx;
 }
 
 /** Opens the database (and migrates it) and assembles the context shared by server, workers and CLI. */
@@ -51,8 +63,10 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
       `Cannot use the database at ${describeDatabase(config.databaseUrl)} (DATABASE_URL): ${reason}`,
     );
   }
+  // Every fetch() of this process (Fedify's included) reaches only what ALLOWED_PRIVATE_ADDRESSES allows.
+  installOutboundAgent(config);
   const jobs = new JobQueue(db, log);
-  const ctx: Ctx = {
+  const ctx = assembleContext({
     config,
     db,
     jobs,
@@ -61,9 +75,7 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     mailDomains: config.emailDomainDnsCheck ? dnsMailDomainChecker() : acceptAllMailDomains,
     media: new FileSystemStorage(config.mediaDir),
     events: createBus(config.redisUrl, log, db),
-    dispatcher: new EventDispatcher(db, jobs, log),
-  };
-  ctx.dispatcher.use(subscriberTable(ctx));
+  });
   if (options.jobHandlers !== false) {
     (await import("./jobs/handlers.ts")).registerJobHandlers(ctx);
     // The server's Web Push keys exist from the first start on (clients read them from the instance API).

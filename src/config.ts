@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { parseEnv } from "node:util";
 import { findTranscoder, TranscoderConfigError, type Transcoder } from "./media/ffmpeg.ts";
@@ -53,6 +54,12 @@ export interface Config {
    * (ALLOWED_PRIVATE_ADDRESSES, comma-separated IPs or CIDR ranges). Empty: all refused.
    */
   allowedPrivateAddresses: string[];
+  /**
+   * Fixed addresses for host names in outbound requests, like curl's `--resolve` (OUTBOUND_HOSTS,
+   * `name=address` pairs separated by commas): for tests and private networks without DNS. The
+   * addresses are still checked against ALLOWED_PRIVATE_ADDRESSES.
+   */
+  outboundHosts: Record<string, string[]>;
   /**
    * Refuse sign-ups whose e-mail domain has no MX/A/AAAA record (needs outside DNS); off by default
    * when LOCAL_DOMAIN is a loopback host.
@@ -132,6 +139,20 @@ function parseAddressList(env: Env, name: string): string[] {
     }
   }
   return items;
+}
+
+/** `name=address,name=address` (a name may appear more than once) → addresses by lower-case name. */
+function parseHostMap(env: Env, name: string): Record<string, string[]> {
+  const raw = env[name]?.trim();
+  const map: Record<string, string[]> = {};
+  if (!raw) return map;
+  for (const item of raw.split(/[,\s]+/).filter(Boolean)) {
+    const [host, address, extra] = item.split("=");
+    if (extra !== undefined || !host || !address || !HOST_PATTERN.test(host) || host.includes(":") || !isIP(address))
+      throw new ConfigError(`${name} must list name=address pairs separated by commas, got "${item}"`);
+    (map[host.toLowerCase()] ??= []).push(address);
+  }
+  return map;
 }
 
 const HOST_PATTERN = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::\d{1,5})?$/i;
@@ -259,6 +280,7 @@ export function loadConfig(env: Env = environmentWithDotenv()): Config {
       ),
     },
     allowedPrivateAddresses: parseAddressList(env, "ALLOWED_PRIVATE_ADDRESSES"),
+    outboundHosts: parseHostMap(env, "OUTBOUND_HOSTS"),
     role: envChoice(env, "ROOKERY_ROLE", ["all", "web", "worker"] as const, "all"),
     logLevel: envChoice(
       env,

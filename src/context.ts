@@ -1,4 +1,6 @@
+import type { Federation } from "@fedify/fedify";
 import type { FastifyBaseLogger } from "fastify";
+import type { AccountRow } from "./db/schema.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/connect.ts";
 import type { JobQueue } from "./jobs/queue.ts";
@@ -23,4 +25,21 @@ export interface Ctx {
   events: EventBus;
   /** Domain events: services emit what happened, the subscribers (src/subscribers.ts) react. */
   dispatcher: EventDispatcher;
+  /**
+   * Fedify's federation (src/federation/): its routes, its queue and what sends activities. Only
+   * the federation edge and the wiring (subscribers, job handlers) use it.
+   */
+  federation: Federation<void>;
+  /** Finds what lives on other servers, for the services that meet a remote name or URL. */
+  remote: RemoteResolver;
+}
+
+/** Looks up accounts of other servers over the network and stores them (src/federation/resolver.ts). */
+export interface RemoteResolver {
+  /**
+   * The account a handle (`user@domain`, `@user@domain`, `acct:…`) or an actor or profile URL
+   * names, found through WebFinger and its actor document and stored; undefined when it cannot
+   * be found or is refused (a suspended domain, an unreachable server).
+   */
+  account(query: string): Promise<AccountRow | undefined>;
 }

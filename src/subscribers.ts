@@ -1,11 +1,12 @@
 /**
  * The subscriber table: who reacts to each domain event (src/events/types.ts). This is the one
- * place where a change meets its reactions, so producers never import consumers: federation will
- * add its delivery subscribers here. `job` subscribers run in the workers with retries (their jobs
+ * place where a change meets its reactions, so producers never import consumers: federation adds
+ * its `deliver` subscribers here. `job` subscribers run in the workers with retries (their jobs
  * are written with the change); `live` ones run in the emitting process right after the commit.
  */
 import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
+import { acceptFollow, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
 import { afterBulkWrite } from "./services/maintenance.ts";
 import {
   notifyOfEdit,
@@ -67,10 +68,14 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
           afterBulkWrite(ctx, await mergeIntoHome(ctx, accountId, targetAccountId)),
       },
       { name: "notifications", mode: "job", run: (event) => notifyOfFollow(ctx, event) },
+      { name: "deliver", mode: "job", run: (event) => acceptFollow(ctx, event) },
     ],
     "follow_request.created": [
       { name: "notifications", mode: "job", run: (event) => notifyOfFollowRequest(ctx, event) },
+      { name: "deliver", mode: "job", run: (event) => sendFollow(ctx, event) },
     ],
+    "follow.removed": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
+    "follow_request.ended": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
     "account.registered": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfSignUp(ctx, event) }],
     "report.created": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfReport(ctx, event) }],

@@ -73,8 +73,7 @@ import { insertApplication } from "../src/services/auth/applications.ts";
 import { parentScope, READ_SCOPES, WRITE_SCOPES } from "../src/services/auth/scopes.ts";
 import { digest, issueAccessToken } from "../src/services/auth/tokens.ts";
 import type { Account, MediaAttachment, Status, Visibility } from "./types.ts";
-import { EventDispatcher } from "../src/events/dispatcher.ts";
-import { subscriberTable } from "../src/subscribers.ts";
+import { assembleContext } from "../src/boot.ts";
 
 /** Which engine this run uses: `sqlite` unless TEST_DATABASE_URL names a PostgreSQL database. */
 export const TEST_ENGINE: "sqlite" | "postgres" = process.env.TEST_DATABASE_URL?.startsWith("postgres")
@@ -134,7 +133,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     throw error;
   }
   const jobs = new JobQueue(db, log);
-  const ctx: Ctx = {
+  const ctx = assembleContext({
     config,
     db,
     jobs,
@@ -143,9 +142,7 @@ export async function createTestServer(options: TestServerOptions = {}): Promise
     mailDomains: TEST_MAIL_DOMAINS,
     media: new FileSystemStorage(config.mediaDir),
     events: createBus(config.redisUrl, log, db),
-    dispatcher: new EventDispatcher(db, jobs, log),
-  };
-  ctx.dispatcher.use(subscriberTable(ctx));
+  });
   registerJobHandlers(ctx);
   const app = await buildApp(ctx);
   await options.routes?.(app, ctx);

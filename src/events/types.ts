@@ -37,6 +37,18 @@ export interface EventPayloads {
   /** `accountId` follows `targetAccountId` now (followed at once, or a request accepted). */
   "follow.created": { followId: string; accountId: string; targetAccountId: string };
   "follow_request.created": { requestId: string; accountId: string; targetAccountId: string };
+  /**
+   * A follow of `accountId` → `targetAccountId` ended (unfollowed, removed from followers, a block);
+   * `uri` is the Follow activity's id when the follow came over federation.
+   */
+  "follow.removed": { accountId: string; targetAccountId: string; uri: string | null };
+  /** A follow request ended without becoming a follow: its maker withdrew it, or its target declined it. */
+  "follow_request.ended": {
+    accountId: string;
+    targetAccountId: string;
+    uri: string | null;
+    outcome: "withdrawn" | "rejected";
+  };
   /** A poll closed (its author and voters hear of it once). */
   "poll.ended": { pollId: string };
   /** A local user signed up through the API. */

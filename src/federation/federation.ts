@@ -1,45 +1,82 @@
 /**
  * Rookery's Fedify federation: the store and the queue on our database and job queue, the origin
- * pinned to the configured domains, and the dispatchers built so far — the actors of local
- * accounts with their RSA keys. WebFinger and host-meta are served by Rookery itself
- * (api/wellknown/), to answer exactly as Mastodon does. The queue is started only where job
- * workers run (`manuallyStartQueue`).
+ * pinned to the configured domains, the loaders of federation/loaders.ts, deliveries retried the
+ * way Mastodon retries them, and the dispatchers — the actors of local accounts with their RSA
+ * keys, the instance actor, and the inboxes (federation/inbox/). WebFinger and host-meta are
+ * served by Rookery itself (api/wellknown/), to answer exactly as Mastodon does. The queue runs
+ * only where job workers run (`manuallyStartQueue`; jobs/handlers.ts starts it).
  */
-import { createFederation, type Federation } from "@fedify/fedify";
+import { createFederation, type Federation, type RetryPolicy } from "@fedify/fedify";
+import { Temporal } from "@js-temporal/polyfill";
 import type { Ctx } from "../context.ts";
 import { serializeAccount } from "../entities/account.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
+import { userAgent } from "../services/http/outbound.ts";
 import { actorOf, keyPairOf } from "./actors.ts";
+import { registerInbox } from "./inbox/inbox.ts";
+import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
 import { DatabaseKvStore } from "./kv.ts";
+import { FIRST_KNOCK, loaders } from "./loaders.ts";
 import { JobMessageQueue } from "./queue.ts";
 
 /** The path of a local account's actor (its `uri`); the identifier is the username. */
 export const ACTOR_PATH = "/users/{identifier}";
+export const INBOX_PATH = "/users/{identifier}/inbox";
+export const SHARED_INBOX_PATH = "/inbox";
+
+/**
+ * Mastodon's delivery schedule (Sidekiq's backoff, attempt⁴ + 15 s with jitter): 16 attempts over
+ * about two and a half days before a delivery is given up.
+ */
+export const deliveryRetry: RetryPolicy = ({ attempts }) =>
+  attempts >= 16
+    ? null
+    : Temporal.Duration.from({ milliseconds: Math.round((attempts ** 4 + 15) * 1000 * (1 + Math.random() / 2)) });
+
+/** An inbox activity whose handling failed on our side (the database) is tried again a few times. */
+const inboxRetry: RetryPolicy = ({ attempts }) =>
+  attempts >= 5 ? null : Temporal.Duration.from({ seconds: 10 * 4 ** attempts });
 
 export function buildFederation(ctx: Ctx): Federation<void> {
+  const kv = new DatabaseKvStore(ctx.db);
   const federation = createFederation<void>({
-    kv: new DatabaseKvStore(ctx.db),
+    kv,
     queue: new JobMessageQueue(ctx.jobs),
     manuallyStartQueue: true,
     origin: { handleHost: ctx.config.localDomain, webOrigin: ctx.config.baseUrl },
+    ...loaders(kv, userAgent(ctx.config)),
+    firstKnock: FIRST_KNOCK,
+    outboxRetryPolicy: deliveryRetry,
+    inboxRetryPolicy: inboxRetry,
+    // An inbox that refuses an activity outright will not take it later either.
+    permanentFailureStatusCodes: [400, 403, 404, 405, 410, 413, 422],
+    onOutboxError: (error, activity) =>
+      ctx.log.info({ activity: activity?.id?.href, reason: error.message }, "a delivery failed"),
   });
+  const sharedInbox = () => new URL(`${ctx.config.baseUrl}${SHARED_INBOX_PATH}`);
   federation
     .setActorDispatcher(ACTOR_PATH, async (fedCtx, identifier) => {
+      if (identifier === INSTANCE_ACTOR) {
+        const pairs = await fedCtx.getActorKeyPairs(identifier);
+        return instanceActorOf(
+          ctx.config,
+          { id: fedCtx.getActorUri(identifier), inbox: fedCtx.getInboxUri(identifier), sharedInbox: sharedInbox() },
+          pairs[0]?.cryptographicKey ?? null,
+        );
+      }
       const row = await findLocalAccount(ctx, identifier);
       // Only the exact username names an actor: its id is compared byte for byte by other servers.
       if (!row || row.username !== identifier) return null;
       const [entity, pairs] = await Promise.all([serializeAccount(ctx, row), fedCtx.getActorKeyPairs(identifier)]);
-      return actorOf({
-        row,
-        entity,
-        publicKey: pairs[0]?.cryptographicKey ?? null,
-        sharedInbox: new URL(`${ctx.config.baseUrl}/inbox`),
-      });
+      return actorOf({ row, entity, publicKey: pairs[0]?.cryptographicKey ?? null, sharedInbox: sharedInbox() });
     })
+    .mapActorAlias(INSTANCE_ACTOR_PATH, INSTANCE_ACTOR)
     .setKeyPairsDispatcher(async (_fedCtx, identifier) => {
+      if (identifier === INSTANCE_ACTOR) return [await instanceKeyPair(kv)];
       const row = await findLocalAccount(ctx, identifier);
       const pair = row && (await keyPairOf(row));
       return pair ? [pair] : [];
     });
+  registerInbox(ctx, federation, { inbox: INBOX_PATH, sharedInbox: SHARED_INBOX_PATH });
   return federation;
 }

@@ -1,15 +1,22 @@
 /**
  * The federation edge in Fastify: the paths Fedify dispatches are routes of their own, each handing
  * the request to `federation.fetch` with the canonical URL (the configured origin, so signatures
- * and ids agree whatever a proxy did to the Host header). A request that does not ask for
- * ActivityPub JSON (a browser opening a profile) falls through to the pages and their 404.
+ * and ids agree whatever a proxy did to the Host header). A GET that does not ask for ActivityPub
+ * JSON (a browser opening a profile) falls through to the pages and their 404. Inbox POSTs are read
+ * whole, up to 1 MiB, before Fedify sees them (its own reading has no limit), and what can be
+ * refused without a key fetch is refused first: an RFC 9421 signature that does not cover the
+ * body, the method and the URL (Fedify accepts it), a signer on a suspended domain.
  * No other route passes through Fedify, so the client API pays nothing for it.
  */
-import type { Federation } from "@fedify/fedify";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
+import { blockFor } from "../services/admin/domain_blocks.ts";
+import { INSTANCE_ACTOR_PATH } from "./instance_actor.ts";
 
-function toRequest(req: FastifyRequest, base: URL): Request {
+/** The largest activity an inbox takes, as Mastodon (1 MiB). */
+export const INBOX_BODY_LIMIT = 1024 * 1024;
+
+function toRequest(req: FastifyRequest, base: URL, body?: Buffer): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -17,7 +24,11 @@ function toRequest(req: FastifyRequest, base: URL): Request {
     else headers.set(name, value);
   }
   headers.set("host", base.host);
-  return new Request(new URL(req.url, base), { method: req.method, headers });
+  return new Request(new URL(req.url, base), {
+    method: req.method,
+    headers,
+    body: body ? new Uint8Array(body) : undefined,
+  });
 }
 
 async function send(reply: FastifyReply, response: Response): Promise<void> {
@@ -26,12 +37,48 @@ async function send(reply: FastifyReply, response: Response): Promise<void> {
   await reply.send(Buffer.from(await response.arrayBuffer()));
 }
 
-export default async function federationRoutes(app: FastifyInstance, ctx: Ctx, federation: Federation<void>) {
+/** The components an RFC 9421 signature covers, from `Signature-Input` (all labels together). */
+function coveredComponents(signatureInput: string): Set<string> {
+  const covered = new Set<string>();
+  for (const match of signatureInput.matchAll(/=\(([^)]*)\)/g))
+    for (const component of match[1]!.matchAll(/"([^"]+)"/g)) covered.add(component[1]!.toLowerCase());
+  return covered;
+}
+
+/** The host of the key that signed the request (draft-cavage `keyId`, or RFC 9421 `keyid`). */
+function signerHost(req: FastifyRequest): string | undefined {
+  const header = [req.headers.signature, req.headers["signature-input"]].filter((h) => typeof h === "string").join(",");
+  const keyId = /keyid="([^"]+)"/i.exec(header)?.[1];
+  if (!keyId) return undefined;
+  try {
+    return new URL(keyId).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why an inbox POST is refused before Fedify reads it, or undefined. */
+async function refusal(ctx: Ctx, req: FastifyRequest): Promise<{ status: number; error: string } | undefined> {
+  const input = req.headers["signature-input"];
+  if (typeof input === "string" && input) {
+    const covered = coveredComponents(input);
+    for (const component of ["@method", "@target-uri", "content-digest"])
+      if (!covered.has(component)) return { status: 401, error: `The signature must cover ${component}` };
+  }
+  const host = signerHost(req);
+  if (host) {
+    const block = await blockFor(ctx.db.kysely, host);
+    if (block?.severity === "suspend") return { status: 401, error: "The signer's domain is blocked" };
+  }
+  return undefined;
+}
+
+export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
   const base = new URL(ctx.config.baseUrl);
   const notFound = new Response(null, { status: 404 });
 
-  const dispatch = async (req: FastifyRequest, reply: FastifyReply) => {
-    const response = await federation.fetch(toRequest(req, base), {
+  const dispatch = async (req: FastifyRequest, reply: FastifyReply, body?: Buffer) => {
+    const response = await ctx.federation.fetch(toRequest(req, base, body), {
       contextData: undefined,
       onNotFound: () => notFound,
       onNotAcceptable: () => notFound,
@@ -41,5 +88,22 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx, f
     return reply;
   };
 
-  app.get("/users/:username", dispatch);
+  app.get("/users/:username", (req, reply) => dispatch(req, reply));
+  app.get(INSTANCE_ACTOR_PATH, (req, reply) => dispatch(req, reply));
+
+  await app.register(async (inboxes) => {
+    // Any media type, kept as bytes: the signature's digest covers the body exactly as sent.
+    inboxes.removeAllContentTypeParsers();
+    inboxes.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: INBOX_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
+    const receive = async (req: FastifyRequest, reply: FastifyReply) => {
+      const refused = await refusal(ctx, req);
+      if (refused) return reply.code(refused.status).send({ error: refused.error });
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      return dispatch(req, reply, body);
+    };
+    inboxes.post("/users/:username/inbox", receive);
+    inboxes.post("/inbox", receive);
+  });
 }

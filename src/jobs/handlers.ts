@@ -30,6 +30,9 @@ const DAY = 24 * HOUR;
  * statuses, poll endings, media clean-up, deliveries) as it is built.
  */
 export function registerJobHandlers(ctx: Ctx): void {
+  // Fedify's messages (deliveries, received activities) are jobs like the others: its queue
+  // listens by registering their handler here, and runs wherever the workers run.
+  void ctx.federation.startQueue(undefined);
   ctx.jobs.register("maintenance.prune", async () => {
     const pruned = await pruneExpiredRecords(ctx.db);
     ctx.log.info(pruned, "pruned expired records");

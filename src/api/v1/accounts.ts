@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { serializeAccount, serializeAccounts, serializeCredentialAccount } from "../../entities/account.ts";
 import { NotFound, ParameterMissing, ValidationFailed } from "../../errors.ts";
-import { findVisibleAccount, findVisibleAccounts, lookupAccount } from "../../services/accounts/lookup.ts";
+import { findVisibleAccount, findVisibleAccounts, lookupOrResolveAccount } from "../../services/accounts/lookup.ts";
 import { updateProfile, type ProfileUpdate } from "../../services/accounts/profile.ts";
 import { registerUser, registeringApplication } from "../../services/accounts/register.ts";
 import { tokenResponse } from "../../services/auth/oauth.ts";
@@ -115,7 +115,7 @@ export default async function accountRoutes(app: FastifyInstance, ctx: Ctx) {
     async (req) => {
       const acct = toStringParam(req.input.acct);
       if (!acct) throw new ParameterMissing("acct");
-      const account = await lookupAccount(ctx, acct);
+      const account = await lookupOrResolveAccount(ctx, acct);
       if (!account) throw new NotFound();
       return serializeAccount(ctx, account);
     },

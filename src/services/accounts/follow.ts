@@ -55,8 +55,17 @@ function encodeLanguages(languages: string[] | null | undefined): string | null 
   return codes.length ? JSON.stringify(codes) : null;
 }
 
-/** A new follow or follow request: the options given, the defaults for the others. */
-function newFollowRow(followerId: string, followedId: string, options: FollowOptions, now: string) {
+/**
+ * A new follow or follow request: the options given, the defaults for the others. `uri` is the
+ * Follow activity's id when the follow crosses servers.
+ */
+function newFollowRow(
+  followerId: string,
+  followedId: string,
+  options: FollowOptions,
+  now: string,
+  uri: string | null = null,
+) {
   return {
     id: newId(),
     account_id: followerId,
@@ -64,11 +73,14 @@ function newFollowRow(followerId: string, followedId: string, options: FollowOpt
     show_reblogs: options.reblogs ?? true,
     notify: options.notify ?? false,
     languages: encodeLanguages(options.languages) ?? null,
-    uri: null,
+    uri,
     created_at: now,
     updated_at: now,
   };
 }
+
+/** The id of the Follow activity a local account sends for request `requestId` (Mastodon-like: under the actor). */
+const followActivityUri = (follower: AccountRow, requestId: string) => `${follower.uri}#follows/${requestId}`;
 
 /** The settings an update writes: only the options given. */
 function changedSettings(options: FollowOptions) {
@@ -109,8 +121,9 @@ async function insertFollow(
   followedId: string,
   options: FollowOptions,
   now: string,
+  uri: string | null = null,
 ): Promise<boolean> {
-  const row = newFollowRow(followerId, followedId, options, now);
+  const row = newFollowRow(followerId, followedId, options, now, uri);
   const inserted = await tx
     .insertInto("follows")
     .values(row)
@@ -140,8 +153,9 @@ async function insertFollow(
 }
 
 /**
- * `follower` follows `target`: directly, or by a follow request when `target` is locked (a follow
- * that exists already only has its settings updated). Yourself: 403; blocked either way or moved: 403.
+ * `follower` follows `target`: directly, or by a follow request when `target` is locked or on
+ * another server (whose answer, an Accept or a Reject, decides it); a follow that exists already
+ * only has its settings updated. Yourself: 403; blocked either way or moved: 403.
  */
 export async function followAccount(
   ctx: Ctx,
@@ -160,11 +174,13 @@ export async function followAccount(
       .where("account_id", "=", follower.id)
       .where("target_account_id", "=", target.id)
       .executeTakeFirst();
-    if (following || !target.locked) {
+    const remote = target.domain !== null;
+    if (following || (!target.locked && !remote)) {
       await insertFollow(ctx, tx, follower.id, target.id, options, now);
       return;
     }
     const request = newFollowRow(follower.id, target.id, options, now);
+    if (remote) request.uri = followActivityUri(follower, request.id);
     const inserted = await tx
       .insertInto("follow_requests")
       .values(request)
@@ -191,21 +207,45 @@ export async function followAccount(
 
 /** Ends a follow of `follower` → `followed` and withdraws a pending request; nothing to end is fine. */
 export async function unfollowAccount(ctx: Ctx, follower: AccountRow, followed: AccountRow): Promise<void> {
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    await removeFollow(tx, follower.id, followed.id);
-    const withdrawn = await tx
-      .deleteFrom("follow_requests")
-      .where("account_id", "=", follower.id)
-      .where("target_account_id", "=", followed.id)
-      .returning("id")
-      .execute();
-    await deleteNotificationsOf(
-      tx,
-      "FollowRequest",
-      withdrawn.map((r) => r.id),
-    );
+  await ctx.dispatcher.transaction(async (tx) => {
+    await removeFollow(ctx, tx, follower.id, followed.id);
+    await endRequest(ctx, tx, follower.id, followed.id, "withdrawn");
     await leaveLists(tx, follower.id, followed.id);
   });
+}
+
+/**
+ * Deletes the pending request `followerId` → `followedId` and its notification; `outcome` says
+ * why (a withdrawn request to another server is undone there, a declined one is rejected there).
+ * `null`: quietly, because the other server decided it.
+ */
+async function endRequest(
+  ctx: Ctx,
+  tx: Transaction<Database>,
+  followerId: string,
+  followedId: string,
+  outcome: "withdrawn" | "rejected" | null,
+): Promise<void> {
+  const ended = await tx
+    .deleteFrom("follow_requests")
+    .where("account_id", "=", followerId)
+    .where("target_account_id", "=", followedId)
+    .returning(["id", "uri"])
+    .execute();
+  await deleteNotificationsOf(
+    tx,
+    "FollowRequest",
+    ended.map((r) => r.id),
+  );
+  if (outcome)
+    for (const request of ended)
+      await ctx.dispatcher.emit(tx, {
+        type: "follow_request.ended",
+        accountId: followerId,
+        targetAccountId: followedId,
+        uri: request.uri,
+        outcome,
+      });
 }
 
 /** Takes `memberId` off the lists of `ownerId` (who no longer follows them). */
@@ -220,16 +260,31 @@ async function leaveLists(tx: Transaction<Database>, ownerId: string, memberId: 
 }
 
 /**
- * Deletes the follow `followerId` → `followedId` inside `tx`, moving the counters if there was one;
- * the followed account leaves the follower's lists.
+ * Deletes the follow `followerId` → `followedId` inside `tx` (a dispatcher transaction), moving the
+ * counters if there was one; the followed account leaves the follower's lists. The other server
+ * hears of it (`follow.removed`) unless `announce` is false: it told us.
  */
-export async function removeFollow(tx: Transaction<Database>, followerId: string, followedId: string): Promise<void> {
+export async function removeFollow(
+  ctx: Ctx,
+  tx: Transaction<Database>,
+  followerId: string,
+  followedId: string,
+  { announce = true } = {},
+): Promise<void> {
   const removed = await tx
     .deleteFrom("follows")
     .where("account_id", "=", followerId)
     .where("target_account_id", "=", followedId)
-    .returning("id")
+    .returning(["id", "uri"])
     .execute();
+  if (announce)
+    for (const follow of removed)
+      await ctx.dispatcher.emit(tx, {
+        type: "follow.removed",
+        accountId: followerId,
+        targetAccountId: followedId,
+        uri: follow.uri,
+      });
   await deleteNotificationsOf(
     tx,
     "Follow",
@@ -244,7 +299,7 @@ export async function removeFollow(tx: Transaction<Database>, followerId: string
 
 /** `owner` makes `follower` stop following them (remove_from_followers). */
 export async function removeFromFollowers(ctx: Ctx, owner: AccountRow, follower: AccountRow): Promise<void> {
-  await ctx.db.kysely.transaction().execute((tx) => removeFollow(tx, follower.id, owner.id));
+  await ctx.dispatcher.transaction((tx) => removeFollow(ctx, tx, follower.id, owner.id));
 }
 
 async function pendingRequest(db: Kysely<Database>, from: AccountRow, to: AccountRow): Promise<FollowRequestRow> {
@@ -273,16 +328,106 @@ export async function authorizeFollowRequest(ctx: Ctx, owner: AccountRow, reques
       owner.id,
       { reblogs: request.show_reblogs, notify: request.notify, languages },
       new Date().toISOString(),
+      request.uri,
     );
   });
 }
 
 /** `owner` declines the request of `requester`. */
 export async function rejectFollowRequest(ctx: Ctx, owner: AccountRow, requester: AccountRow): Promise<void> {
-  const request = await pendingRequest(ctx.db.kysely, requester, owner);
-  await ctx.db.kysely.transaction().execute(async (tx) => {
-    await tx.deleteFrom("follow_requests").where("id", "=", request.id).execute();
-    await deleteNotificationsOf(tx, "FollowRequest", [request.id]);
+  await pendingRequest(ctx.db.kysely, requester, owner);
+  await ctx.dispatcher.transaction((tx) => endRequest(ctx, tx, requester.id, owner.id, "rejected"));
+}
+
+/** What became of a Follow another server sent. */
+export type FollowReceived = "followed" | "requested" | "already" | "refused";
+
+/**
+ * A remote account's Follow (activity id `uri`) of a local one: a follow at once, or a request
+ * when the account is locked; "already" when it follows already (its server is told again that it
+ * was accepted); "refused" when either blocks the other or the account moved away.
+ */
+export async function receiveFollow(
+  ctx: Ctx,
+  follower: AccountRow,
+  target: AccountRow,
+  uri: string,
+): Promise<FollowReceived> {
+  if (
+    target.moved_to_account_id ||
+    target.suspended_at ||
+    (await isBlockedEitherWay(ctx.db.kysely, follower.id, target.id))
+  )
+    return "refused";
+  const now = new Date().toISOString();
+  return ctx.dispatcher.transaction(async (tx) => {
+    const following = await tx
+      .selectFrom("follows")
+      .select("id")
+      .where("account_id", "=", follower.id)
+      .where("target_account_id", "=", target.id)
+      .executeTakeFirst();
+    if (following) {
+      await tx.updateTable("follows").set({ uri, updated_at: now }).where("id", "=", following.id).execute();
+      return "already";
+    }
+    if (!target.locked) {
+      await insertFollow(ctx, tx, follower.id, target.id, {}, now, uri);
+      return "followed";
+    }
+    const request = newFollowRow(follower.id, target.id, {}, now, uri);
+    const inserted = await tx
+      .insertInto("follow_requests")
+      .values(request)
+      .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doUpdateSet({ uri, updated_at: now }))
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    if (inserted.id === request.id)
+      await ctx.dispatcher.emit(tx, {
+        type: "follow_request.created",
+        requestId: request.id,
+        accountId: follower.id,
+        targetAccountId: target.id,
+      });
+    return "requested";
+  });
+}
+
+/**
+ * The remote account `target` accepted the request of the local `follower`: it becomes a follow
+ * with the settings asked for. False when there was no such request (an Accept of nothing).
+ */
+export async function followAccepted(ctx: Ctx, follower: AccountRow, target: AccountRow): Promise<boolean> {
+  return ctx.dispatcher.transaction(async (tx) => {
+    const request = await tx
+      .deleteFrom("follow_requests")
+      .where("account_id", "=", follower.id)
+      .where("target_account_id", "=", target.id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!request) return false;
+    const languages = request.languages ? (JSON.parse(request.languages) as string[]) : null;
+    await insertFollow(
+      ctx,
+      tx,
+      follower.id,
+      target.id,
+      { reblogs: request.show_reblogs, notify: request.notify, languages },
+      new Date().toISOString(),
+      request.uri,
+    );
+    return true;
+  });
+}
+
+/**
+ * The follow (or request) `follower` → `target` ended on the other server's word: a Reject from
+ * the followed account's server, an Undo from the follower's. Nothing is sent back.
+ */
+export async function followEndedRemotely(ctx: Ctx, follower: AccountRow, target: AccountRow): Promise<void> {
+  await ctx.dispatcher.transaction(async (tx) => {
+    await removeFollow(ctx, tx, follower.id, target.id, { announce: false });
+    await endRequest(ctx, tx, follower.id, target.id, null);
   });
 }
 
@@ -293,4 +438,35 @@ export async function followRequestsFor(ctx: Ctx, owner: AccountRow, page: PageP
     .select(["id", "account_id"])
     .where("target_account_id", "=", owner.id);
   return accountPageOf(ctx.db.kysely, await fetchPage(query, "id", page), (r) => r.account_id);
+}
+
+/** The follow or follow request whose Follow activity is `uri`, with its follower. */
+export async function followByUri(
+  ctx: Ctx,
+  uri: string,
+): Promise<{ follower: AccountRow; target_account_id: string } | undefined> {
+  for (const table of ["follow_requests", "follows"] as const) {
+    const row = await ctx.db.kysely
+      .selectFrom(table)
+      .innerJoin("accounts", "accounts.id", `${table}.account_id`)
+      .selectAll("accounts")
+      .select(`${table}.target_account_id`)
+      .where(`${table}.uri`, "=", uri)
+      .executeTakeFirst();
+    if (row) {
+      const { target_account_id, ...follower } = row;
+      return { follower: follower as AccountRow, target_account_id };
+    }
+  }
+  return undefined;
+}
+
+/** The Follow activity's id of a follow or request (null: it never crossed servers). */
+export async function followUriOf(
+  ctx: Ctx,
+  table: "follows" | "follow_requests",
+  id: string,
+): Promise<string | null | undefined> {
+  const row = await ctx.db.kysely.selectFrom(table).select("uri").where("id", "=", id).executeTakeFirst();
+  return row?.uri;
 }

@@ -24,7 +24,7 @@ function refuseSelf(viewer: AccountRow, target: AccountRow): void {
 
 export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
   refuseSelf(viewer, target);
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     await tx
       .insertInto("blocks")
       .values({
@@ -36,8 +36,8 @@ export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: Account
       })
       .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
       .execute();
-    await removeFollow(tx, viewer.id, target.id);
-    await removeFollow(tx, target.id, viewer.id);
+    await removeFollow(ctx, tx, viewer.id, target.id);
+    await removeFollow(ctx, tx, target.id, viewer.id);
     await tx
       .deleteFrom("follow_requests")
       .where((eb) =>
@@ -176,7 +176,7 @@ export function normalizeDomain(value: string | undefined): string {
 export async function blockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: string | undefined): Promise<void> {
   const domain = normalizeDomain(rawDomain);
   if (domain === ctx.config.localDomain.split(":")[0]) throw new ValidationFailed("Domain is not a valid domain name");
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     await tx
       .insertInto("account_domain_blocks")
       .values({ id: newId(), account_id: viewer.id, domain, created_at: new Date().toISOString() })
@@ -195,7 +195,7 @@ export async function blockDomain(ctx: Ctx, viewer: AccountRow, rawDomain: strin
         ]),
       )
       .execute();
-    for (const follow of follows) await removeFollow(tx, follow.account_id, follow.target_account_id);
+    for (const follow of follows) await removeFollow(ctx, tx, follow.account_id, follow.target_account_id);
   });
   await relationsChanged(ctx, viewer.id);
 }

@@ -34,7 +34,16 @@ export async function findVisibleAccounts(ctx: Ctx, ids: readonly string[]): Pro
   return unique.map((id) => visible.get(id)).filter((r): r is AccountRow => !!r);
 }
 
-/** `user`, `@user`, `user@domain`: an account this server knows (no WebFinger). */
+/** The accounts among `ids`, whatever their state (for federation, which speaks of every account). */
+export async function findAccountsByIds(ctx: Ctx, ids: readonly string[]): Promise<AccountRow[]> {
+  if (ids.length === 0) return [];
+  return ctx.db.kysely
+    .selectFrom("accounts")
+    .selectAll()
+    .where("id", "in", [...new Set(ids)])
+    .execute();
+}
+
 /** The local account with this username (any case), suspended or not: what federation serves. */
 export async function findLocalAccount(ctx: Ctx, username: string): Promise<AccountRow | undefined> {
   if (!username || username.length > 100) return undefined;
@@ -46,6 +55,7 @@ export async function findLocalAccount(ctx: Ctx, username: string): Promise<Acco
     .executeTakeFirst();
 }
 
+/** `user`, `@user`, `user@domain`: an account this server knows (no WebFinger). */
 export async function lookupAccount(ctx: Ctx, acct: string): Promise<AccountRow | undefined> {
   const [username, rawDomain] = acct.trim().replace(/^@/, "").split("@", 2);
   if (!username || username.length > 100) return undefined;
@@ -57,4 +67,14 @@ export async function lookupAccount(ctx: Ctx, acct: string): Promise<AccountRow 
     .where((eb) => eb(eb.fn("lower", ["username"]), "=", username.toLowerCase()));
   const row = await (local ? query.where("domain", "is", null) : query.where("domain", "=", domain)).executeTakeFirst();
   return row ? (await visibleAmong(ctx, [row]))[0] : undefined;
+}
+
+/**
+ * `lookupAccount`, and when the handle names another server's account this server does not know
+ * yet, found there (WebFinger and the actor document) and stored.
+ */
+export async function lookupOrResolveAccount(ctx: Ctx, acct: string): Promise<AccountRow | undefined> {
+  const known = await lookupAccount(ctx, acct);
+  if (known || !acct.trim().replace(/^@/, "").includes("@")) return known;
+  return ctx.remote.account(acct);
 }

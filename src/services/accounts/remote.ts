@@ -135,3 +135,8 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
       .executeTakeFirstOrThrow();
   });
 }
+
+/** The account whose actor id is `uri` (local or remote), if this server knows it. */
+export async function accountByUri(ctx: Ctx, uri: string): Promise<AccountRow | undefined> {
+  return ctx.db.kysely.selectFrom("accounts").selectAll().where("uri", "=", uri).executeTakeFirst();
+}

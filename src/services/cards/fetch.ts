@@ -19,7 +19,8 @@ import { newId } from "../../db/ids.ts";
 import type { Database, PreviewCardRow, StatusRow } from "../../db/schema.ts";
 import { randomFileName } from "../../media/storage.ts";
 import { extractEntities } from "../../text/entities.ts";
-import { mediaTypeOf, safeFetch, SafeFetchError, userAgent } from "../http/safe_fetch.ts";
+import { userAgent } from "../http/outbound.ts";
+import { mediaTypeOf, safeFetch, SafeFetchError } from "../http/safe_fetch.ts";
 import { parseOEmbed, type OEmbed } from "./oembed.ts";
 import { decodeHtml, parsePage, URL_LIMIT, type PageDetails } from "./parse.ts";
 

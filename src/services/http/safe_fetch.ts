@@ -4,15 +4,15 @@
  * goes to a checked address (so DNS cannot be re-pointed between check and connect), each redirect
  * is checked again, and time and size are bounded while the body streams in.
  */
-import { lookup as dnsLookup, promises as dns, type LookupAddress } from "node:dns";
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import type { Config } from "../../config.ts";
-import { ROOKERY_VERSION } from "../../version.ts";
 import { isReachableAddress } from "./addresses.ts";
+import { resolverFor, userAgent } from "./outbound.ts";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -114,7 +114,7 @@ export interface SafeFetchOptions {
    * returns the headers to send. Federation signs each hop here, since a signature covers one URL.
    */
   beforeRequest?: (request: SafeFetchRequest) => Record<string, string> | Promise<Record<string, string>>;
-  /** Resolves a host name to addresses (dns.lookup with `all` by default); tests map names to loopback. */
+  /** Resolves a host name to addresses (OUTBOUND_HOSTS, then dns.lookup, by default); tests map names to loopback. */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
 }
 
@@ -127,24 +127,15 @@ export interface SafeFetchResponse {
   url: string;
 }
 
-/** `Rookery/<version> (+https://<web domain>/)`, the form Mastodon uses so that site owners can find us. */
-export function userAgent(config: Pick<Config, "baseUrl">): string {
-  return `Rookery/${ROOKERY_VERSION} (+${config.baseUrl}/)`;
-}
-
 /** The media type of a response, lower-case and without parameters (`text/html`), or "". */
 export function mediaTypeOf(headers: IncomingHttpHeaders): string {
   return (headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
 }
 
-async function systemResolve(hostname: string): Promise<LookupAddress[]> {
-  return dns.lookup(hostname, { all: true, verbatim: true });
-}
-
 /** Resolves and checks the URL's host; every address must be reachable, or the URL is refused. */
 async function checkedAddresses(
   url: URL,
-  config: Pick<Config, "allowedPrivateAddresses">,
+  config: Pick<Config, "allowedPrivateAddresses" | "outboundHosts">,
   resolve: SafeFetchOptions["resolve"],
 ): Promise<LookupAddress[]> {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -153,7 +144,7 @@ async function checkedAddresses(
     addresses = [{ address: host, family: isIP(host) }];
   } else {
     try {
-      addresses = await (resolve ?? systemResolve)(host);
+      addresses = await (resolve ?? resolverFor(config))(host);
     } catch (error) {
       throw new FetchFailed(url.href, error);
     }
@@ -318,7 +309,7 @@ function redirectHop(hop: Hop, status: number, location: URL): Hop {
  * failures throw a SafeFetchError subclass.
  */
 export async function safeFetch(
-  ctx: { config: Pick<Config, "allowedPrivateAddresses" | "baseUrl"> },
+  ctx: { config: Pick<Config, "allowedPrivateAddresses" | "outboundHosts" | "baseUrl"> },
   target: string | URL,
   options: SafeFetchOptions = {},
 ): Promise<SafeFetchResponse> {

@@ -258,6 +258,22 @@ export async function resolveLocalUrl(
   return { accounts: [], statuses: [] };
 }
 
+/**
+ * The remote account a handle (`@user@domain`) or a link to another server names when this server
+ * did not know it yet (fetched and stored now); undefined for anything else, which the ordinary
+ * search finds.
+ */
+async function resolveRemote(ctx: Ctx, query: string): Promise<AccountRow | undefined> {
+  const text = query.trim();
+  const isHandle = /^@?[^@\s/]+@[^@\s/]+$/.test(text);
+  const isUrl = /^https?:\/\//i.test(text);
+  if (!isHandle && !isUrl) return undefined;
+  if (isHandle && (await lookupAccount(ctx, text))) return undefined;
+  if (isUrl && URL.parse(text)?.host === new URL(ctx.config.baseUrl).host) return undefined;
+  const found = await ctx.remote.account(text);
+  return found && !found.suspended_at ? found : undefined;
+}
+
 /** GET /api/v2/search: each kind of result asked for, `limit` of each. */
 export async function search(
   ctx: Ctx,
@@ -278,6 +294,11 @@ export async function search(
   const offset = options.type ? options.offset : 0;
   // A handle (`user@domain`) looks for accounts only, as Mastodon does.
   const handle = query.includes("@") && !query.trim().includes(" ");
+  // Resolving reaches other servers: only for a signed-in user, as Mastodon allows it.
+  if (options.resolve && viewer && wants("accounts") && offset === 0) {
+    const remote = await resolveRemote(ctx, query);
+    if (remote) return { accounts: [remote], hashtags: [], statuses: [] };
+  }
   const [accounts, hashtags, statuses] = await Promise.all([
     wants("accounts") ? searchAccounts(ctx, viewer, query, { ...options, offset }) : [],
     wants("hashtags") && !handle ? searchHashtags(ctx, query, { ...options, offset }) : [],

@@ -1,5 +1,7 @@
 import { ServiceUnavailable } from "../../errors.ts";
+import { fetch } from "undici";
 import { ROOKERY_VERSION } from "../../version.ts";
+import { OPERATOR_AGENT } from "../http/outbound.ts";
 
 /**
  * A translation provider failed: unreachable, too slow, refusing (quota, key) or answering
@@ -66,6 +68,8 @@ export async function requestJson(provider: string, url: string, request: JsonRe
   let status: number;
   try {
     const res = await fetch(url, {
+      // The operator's own endpoint, which may be on this machine: not the rules for strangers' URLs.
+      dispatcher: OPERATOR_AGENT,
       method: request.method,
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),

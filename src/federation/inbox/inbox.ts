@@ -1,0 +1,93 @@
+/**
+ * The inboxes: each activity family has a file that checks where an activity may come from and
+ * calls the same service the client API calls. Fedify has verified the signature and that the
+ * signer owns `actor` before a listener runs; what it does not check is checked here: the activity
+ * comes from its actor's server, the actor is an account we can store (not of a suspended domain).
+ * An activity that is wrong (Refused) is logged and dropped — retrying cannot mend it; a failure
+ * of ours (the database) is thrown, and Fedify tries again later.
+ */
+import type { Federation, InboxContext } from "@fedify/fedify";
+import { Accept, Follow, Reject, Undo, type Activity } from "@fedify/vocab";
+import type { Ctx } from "../../context.ts";
+import type { AccountRow } from "../../db/schema.ts";
+import type { Resolver } from "../resolver.ts";
+import { INSTANCE_ACTOR } from "../instance_actor.ts";
+import { onAccept, onFollow, onReject, onUndoFollow } from "./follows.ts";
+
+/** An Undo, by what it undoes. */
+async function onUndo(received: Received<Undo>): Promise<void> {
+  const object = await received.activity.getObject(loadersOf(received.fedCtx)).catch(() => null);
+  if (!object) throw new Refused("the Undo's object cannot be read");
+  if (object instanceof Follow) return onUndoFollow(received, object);
+}
+
+/** The activity cannot be accepted as it is; the reason is logged. */
+export class Refused extends Error {
+  override name = "Refused";
+}
+
+/** What a listener gets: Rookery's context, Fedify's, and the account that sent the activity. */
+export interface Received<A extends Activity> {
+  ctx: Ctx;
+  fedCtx: InboxContext<void>;
+  activity: A;
+  sender: AccountRow;
+}
+
+const hostOf = (url: URL | null | undefined) => url?.host.toLowerCase();
+
+/** The activity's sender as an account, after the origin checks; Refused when it is not acceptable. */
+async function senderOf(ctx: Ctx, activity: Activity): Promise<AccountRow> {
+  const actorId = activity.actorId;
+  if (!actorId) throw new Refused("the activity has no actor");
+  if (activity.id && hostOf(activity.id) !== hostOf(actorId))
+    throw new Refused(`activity ${activity.id.href} is not on its actor's server (${actorId.host})`);
+  const resolver = ctx.remote as Resolver;
+  const known = await resolver.accountByUri(actorId.href);
+  if (known) {
+    if (known.domain === null) throw new Refused("a local account cannot send to our inbox");
+    if (known.suspended_at) throw new Refused(`${actorId.href} is suspended`);
+    return known;
+  }
+  throw new Refused(`${actorId.href} could not be fetched or was refused`);
+}
+
+type Listener<A extends Activity> = (received: Received<A>) => Promise<void>;
+
+export function registerInbox(
+  ctx: Ctx,
+  federation: Federation<void>,
+  paths: { inbox: `${string}{identifier}${string}`; sharedInbox: string },
+): void {
+  const guarded =
+    <A extends Activity>(listener: Listener<A>) =>
+    async (fedCtx: InboxContext<void>, activity: A) => {
+      try {
+        const sender = await senderOf(ctx, activity);
+        await listener({ ctx, fedCtx, activity, sender });
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error;
+        ctx.log.info(
+          { activity: activity.id?.href, type: activity.constructor.name, reason: error.message },
+          "inbox: activity refused",
+        );
+      }
+    };
+  federation
+    .setInboxListeners(paths.inbox as `${string}{identifier}${string}`, paths.sharedInbox)
+    // Keys are fetched signed, as the instance actor, also for the shared inbox.
+    .setSharedKeyDispatcher(() => ({ identifier: INSTANCE_ACTOR }))
+    .on(Follow, guarded(onFollow))
+    .on(Accept, guarded(onAccept))
+    .on(Reject, guarded(onReject))
+    .on(Undo, guarded(onUndo))
+    .onError((_fedCtx, error) =>
+      ctx.log.warn({ err: error }, "inbox: an activity could not be handled (retried later)"),
+    );
+}
+
+/** The loaders of a listener's context, for dereferencing what an activity only links to. */
+export const loadersOf = (fedCtx: InboxContext<void>) => ({
+  documentLoader: fedCtx.documentLoader,
+  contextLoader: fedCtx.contextLoader,
+});

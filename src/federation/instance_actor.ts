@@ -1,0 +1,63 @@
+/**
+ * The instance actor, as Mastodon serves it at `/actor`: an Application named after the domain,
+ * which signs the fetches the server makes on no user's behalf (actors, keys, threads), so servers
+ * that want signed fetches (GoToSocial, AUTHORIZED_FETCH Mastodon) answer them. Its RSA key pair is
+ * made on first use and kept in the federation store, shared by every process.
+ */
+import { webcrypto } from "node:crypto";
+import { exportJwk, importJwk, type KvStore } from "@fedify/fedify";
+import { Application, Endpoints, type CryptographicKey } from "@fedify/vocab";
+import type { Config } from "../config.ts";
+
+/** The identifier Fedify knows the instance actor by; no username can be it (`~` is not allowed). */
+export const INSTANCE_ACTOR = "~instance";
+export const INSTANCE_ACTOR_PATH = "/actor";
+
+const KEYS = ["rookery", "instanceActorKeys"] as const;
+
+interface StoredPair {
+  privateKey: webcrypto.JsonWebKey;
+  publicKey: webcrypto.JsonWebKey;
+}
+
+async function generate(): Promise<StoredPair> {
+  const pair = await webcrypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  );
+  return { privateKey: await exportJwk(pair.privateKey), publicKey: await exportJwk(pair.publicKey) };
+}
+
+/** The instance actor's key pair: the stored one, or a new one stored by whichever process came first. */
+export async function instanceKeyPair(kv: KvStore): Promise<webcrypto.CryptoKeyPair> {
+  let stored = await kv.get<StoredPair>(KEYS);
+  if (!stored) {
+    const made = await generate();
+    // Two processes starting together: one pair wins, both use it.
+    const won = kv.cas ? await kv.cas(KEYS, undefined, made) : (await kv.set(KEYS, made), true);
+    stored = won ? made : await kv.get<StoredPair>(KEYS);
+    if (!stored) throw new Error("the instance actor's key pair could not be stored");
+  }
+  return {
+    privateKey: await importJwk(stored.privateKey, "private"),
+    publicKey: await importJwk(stored.publicKey, "public"),
+  };
+}
+
+/** The instance actor's document. */
+export function instanceActorOf(
+  config: Pick<Config, "baseUrl" | "localDomain">,
+  ids: { id: URL; inbox: URL; sharedInbox: URL },
+  publicKey: CryptographicKey | null,
+): Application {
+  return new Application({
+    id: ids.id,
+    preferredUsername: config.localDomain,
+    inbox: ids.inbox,
+    endpoints: new Endpoints({ sharedInbox: ids.sharedInbox }),
+    url: new URL(`${config.baseUrl}/about/more?instance_actor=true`),
+    manuallyApprovesFollowers: true,
+    publicKey,
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * Sending one activity from a local account to remote ones, through Fedify's queue (signed,
+ * retried on Mastodon's schedule). Recipients are accounts as stored: their inbox, or the shared
+ * inbox of their server when the activity goes to many.
+ */
+import type { Context } from "@fedify/fedify";
+import type { Activity, Recipient } from "@fedify/vocab";
+import type { Ctx } from "../../context.ts";
+import type { AccountRow } from "../../db/schema.ts";
+
+/** A Fedify context outside any request. */
+export const fedContext = (ctx: Ctx): Context<void> =>
+  ctx.federation.createContext(new URL(ctx.config.baseUrl), undefined);
+
+export function recipientOf(account: Pick<AccountRow, "uri" | "inbox_url" | "shared_inbox_url">): Recipient {
+  return {
+    id: new URL(account.uri),
+    inboxId: account.inbox_url ? new URL(account.inbox_url) : null,
+    endpoints: account.shared_inbox_url ? { sharedInbox: new URL(account.shared_inbox_url) } : null,
+  };
+}
+
+export interface SendOptions {
+  /** Deliver to shared inboxes where the recipients' servers have one (posts to many). */
+  shared?: boolean;
+  /** Activities with the same key reach each server in the order they were sent. */
+  orderingKey?: string;
+}
+
+/** Queues `activity` from the local account `sender` to the remote `recipients` (local ones are skipped). */
+export async function send(
+  ctx: Ctx,
+  sender: AccountRow,
+  recipients: readonly AccountRow[],
+  activity: Activity,
+  options: SendOptions = {},
+): Promise<void> {
+  const remote = recipients.filter((account) => account.domain !== null && account.inbox_url);
+  if (remote.length === 0 || sender.domain !== null) return;
+  await fedContext(ctx).sendActivity({ identifier: sender.username }, remote.map(recipientOf), activity, {
+    preferSharedInbox: options.shared ?? false,
+    orderingKey: options.orderingKey,
+  });
+}

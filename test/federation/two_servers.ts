@@ -1,0 +1,138 @@
+/**
+ * Real Rookery servers that federate with each other on loopback, each under its own host name
+ * with HTTPS (reference/federation.md §12.1): a throwaway CA made with openssl at the start,
+ * trusted by this process; each server behind a TLS front that forwards to its Fastify port; host
+ * names mapped to 127.0.0.1 by OUTBOUND_HOSTS, which ALLOWED_PRIVATE_ADDRESSES lets through the
+ * outbound agent (the same SSRF rules as in production, only loopback allowed). Job workers run,
+ * so deliveries and received activities flow as they would between two machines.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net, { type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import tls from "node:tls";
+import { installOutboundAgent } from "../../src/services/http/outbound.ts";
+import { createTestServer, type TestServer } from "../kit.ts";
+
+interface Pki {
+  dir: string;
+  caPem: string;
+  key: string;
+  cert: string;
+}
+
+/** A CA and one leaf for all `hosts` (EC P-256: made in well under a second). */
+function makePki(hosts: string[]): Pki {
+  const dir = mkdtempSync(join(tmpdir(), "rookery-pki-"));
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  openssl(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=Rookery test CA",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  );
+  const names = hosts.map((host) => `DNS:${host}`).join(",");
+  writeFileSync(
+    join(dir, "leaf.ext"),
+    `subjectAltName=${names}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+  );
+  openssl("req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", `/CN=${hosts[0]}`);
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    "leaf.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "leaf.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "leaf.ext",
+  );
+  const read = (name: string) => readFileSync(join(dir, name), "utf8");
+  return { dir, caPem: read("ca.pem"), key: read("leaf.key"), cert: read("leaf.pem") };
+}
+
+/** A TLS server on an ephemeral loopback port that pipes each connection to `target()`'s port. */
+async function tlsFront(pki: Pki, target: () => number): Promise<tls.Server> {
+  const front = tls.createServer({ key: pki.key, cert: pki.cert }, (socket) => {
+    const upstream = net.connect(target(), "127.0.0.1");
+    socket.pipe(upstream).pipe(socket);
+    const end = () => {
+      socket.destroy();
+      upstream.destroy();
+    };
+    socket.on("error", end);
+    upstream.on("error", end);
+    socket.on("close", end);
+    upstream.on("close", end);
+  });
+  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+  return front;
+}
+
+export interface Peer {
+  server: TestServer;
+  /** `a.test:PORT`: the domain in handles and URLs. */
+  domain: string;
+  baseUrl: string;
+}
+
+export interface Peers {
+  peers: Peer[];
+  close(): Promise<void>;
+}
+
+/** Starts one server per host name (e.g. `a.test`, `b.test`), all trusting one another's TLS. */
+export async function startPeers(hosts: string[], env: Record<string, string> = {}): Promise<Peers> {
+  const pki = makePki(hosts);
+  tls.setDefaultCACertificates([...tls.getCACertificates("default"), pki.caPem]);
+  const ports = new Map<string, number>();
+  const fronts = await Promise.all(hosts.map((host) => tlsFront(pki, () => ports.get(host) ?? 0)));
+  const outbound = hosts.map((host) => `${host}=127.0.0.1`).join(",");
+  const peers: Peer[] = [];
+  for (const [i, host] of hosts.entries()) {
+    const domain = `${host}:${(fronts[i]!.address() as AddressInfo).port}`;
+    const server = await createTestServer({
+      env: {
+        LOCAL_DOMAIN: domain,
+        LOCAL_HTTPS: "true",
+        ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1/32",
+        OUTBOUND_HOSTS: outbound,
+        ...env,
+      },
+    });
+    await server.app.listen({ port: 0, host: "127.0.0.1" });
+    ports.set(host, (server.app.server.address() as AddressInfo).port);
+    await server.ctx.jobs.start({ concurrency: 4, pollInterval: 50 });
+    peers.push({ server, domain, baseUrl: server.config.baseUrl });
+  }
+  // The rules of production for every fetch() in this process, with loopback allowed.
+  installOutboundAgent(peers[0]!.server.config);
+  return {
+    peers,
+    async close() {
+      for (const peer of peers) await peer.server.close();
+      for (const front of fronts) await new Promise((resolve) => front.close(resolve));
+      rmSync(pki.dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -32,6 +32,11 @@ export interface BootOptions {
    * loading every service (sharp, the mailer, …) before a one-line command.
    */
   jobHandlers?: boolean;
+  /**
+   * Make the outbound agent (services/http/outbound.ts) this process's global dispatcher (default).
+   * Tests that boot a context beside their own loopback fetches leave it out.
+   */
+  outboundAgent?: boolean;
 }
 
 /** The parts of a context that are made from the others: the event dispatcher with its subscribers, federation. */
@@ -64,7 +69,7 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     );
   }
   // Every fetch() of this process (Fedify's included) reaches only what ALLOWED_PRIVATE_ADDRESSES allows.
-  installOutboundAgent(config);
+  if (options.outboundAgent !== false) installOutboundAgent(config);
   const jobs = new JobQueue(db, log);
   const ctx = assembleContext({
     config,

@@ -7,6 +7,7 @@
 import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
 import { acceptFollow, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
+import { deliverDeletion, deliverEdit, deliverFavourite, deliverStatus } from "./federation/outbox/statuses.ts";
 import { afterBulkWrite } from "./services/maintenance.ts";
 import {
   notifyOfEdit,
@@ -49,6 +50,7 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
         },
       },
       { name: "notifications", mode: "job", run: ({ statusId }) => notifyOfNewStatus(ctx, statusId) },
+      { name: "deliver", mode: "job", run: (event) => deliverStatus(ctx, event) },
     ],
     "status.updated": [
       {
@@ -57,9 +59,17 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
         run: ({ statusId, addedMentionIds }) => notifyOfEdit(ctx, statusId, addedMentionIds),
       },
       { name: "streaming", mode: "live", run: ({ statusId }) => publishStatus(ctx, statusId, "status.update") },
+      { name: "deliver", mode: "job", run: (event) => deliverEdit(ctx, event) },
     ],
-    "status.deleted": [{ name: "streaming", mode: "live", run: ({ statuses }) => publishDeletes(ctx, statuses) }],
-    "favourite.created": [{ name: "notifications", mode: "job", run: (event) => notifyOfFavourite(ctx, event) }],
+    "status.deleted": [
+      { name: "streaming", mode: "live", run: ({ statuses }) => publishDeletes(ctx, statuses) },
+      { name: "deliver", mode: "job", run: (event) => deliverDeletion(ctx, event) },
+    ],
+    "favourite.created": [
+      { name: "notifications", mode: "job", run: (event) => notifyOfFavourite(ctx, event) },
+      { name: "deliver", mode: "job", run: (event) => deliverFavourite(ctx, event) },
+    ],
+    "favourite.removed": [{ name: "deliver", mode: "job", run: (event) => deliverFavourite(ctx, event) }],
     "follow.created": [
       {
         name: "feeds",

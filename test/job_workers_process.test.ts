@@ -27,7 +27,7 @@ describe(`a job held by a server killed with SIGKILL (${TEST_ENGINE})`, () => {
     async () => {
       const env = await environment();
       // The test's own view of the database: it sets the scene and watches the feeds.
-      const ctx = await boot(loadConfig(env), { log: pino({ level: "silent" }) });
+      const ctx = await boot(loadConfig(env), { log: pino({ level: "silent" }), outboundAgent: false });
       try {
         const reader = await createUser(ctx, "reader");
         const author = await createUser(ctx, "author");

@@ -284,7 +284,12 @@ describe(`the server process (${TEST_ENGINE})`, () => {
       // B only serves HTTP: every job, and so every event, is A's.
       const b = start({ ...env, ROOKERY_ROLE: "web" });
       const portB = (await b.waitForLine((l) => typeof l.port === "number", "B listening")).port as number;
-      const ctx = await boot(loadConfig(env), { migrate: false, jobHandlers: false, log: pino({ level: "silent" }) });
+      const ctx = await boot(loadConfig(env), {
+        migrate: false,
+        jobHandlers: false,
+        log: pino({ level: "silent" }),
+        outboundAgent: false,
+      });
       try {
         const [reader, author] = [await createUser(ctx, "reader"), await createUser(ctx, "author")];
         const followed = await fetch(`http://127.0.0.1:${portA}/api/v1/accounts/${author.account.id}/follow`, {

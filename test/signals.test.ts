@@ -61,7 +61,12 @@ describe(`signals across processes without Redis (${TEST_ENGINE})`, () => {
     const port = (await server.waitForLine((l) => typeof l.port === "number", "listening")).port as number;
     host = `127.0.0.1:${port}`;
     // The test's own context is one more process on the same database (migrated by the server).
-    ctx = await boot(loadConfig(env), { migrate: false, jobHandlers: false, log: pino({ level: "silent" }) });
+    ctx = await boot(loadConfig(env), {
+      migrate: false,
+      jobHandlers: false,
+      log: pino({ level: "silent" }),
+      outboundAgent: false,
+    });
   });
 
   after(async () => {

@@ -25,6 +25,17 @@ export interface ShownStatus {
   listIds: string[];
 }
 
+/** What other servers must hear of a deleted status of a local author (read before it went). */
+export interface DeletedStatus {
+  uri: string;
+  authorId: string;
+  visibility: "public" | "unlisted" | "private" | "direct";
+  /** Remote accounts it reached besides the author's followers: the mentioned, a boosted post's author. */
+  remoteAudienceIds: string[];
+  /** For a boost: the boosted status's uri (the deletion is an Undo of the Announce). */
+  reblogOfUri: string | null;
+}
+
 /** Every event, by type, with its payload. */
 export interface EventPayloads {
   /** A status or a boost was published here (posting, boosting, a scheduled post coming due). */
@@ -32,8 +43,9 @@ export interface EventPayloads {
   /** A status was edited; `addedMentionIds` are the accounts the new version mentions first. */
   "status.updated": { statusId: string; addedMentionIds: string[] };
   /** A status and the boosts of it were deleted. */
-  "status.deleted": { statuses: ShownStatus[] };
+  "status.deleted": { statuses: ShownStatus[]; federated?: DeletedStatus | null };
   "favourite.created": { favouriteId: string; accountId: string; statusId: string };
+  "favourite.removed": { favouriteId: string; accountId: string; statusId: string };
   /** `accountId` follows `targetAccountId` now (followed at once, or a request accepted). */
   "follow.created": { followId: string; accountId: string; targetAccountId: string };
   "follow_request.created": { requestId: string; accountId: string; targetAccountId: string };

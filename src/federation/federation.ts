@@ -9,7 +9,11 @@
 import { createFederation, type Federation, type RetryPolicy } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Ctx } from "../context.ts";
+import { Note } from "@fedify/vocab";
 import { serializeAccount } from "../entities/account.ts";
+import { serializeStatus } from "../entities/status.ts";
+import { fetchableStatus } from "../services/statuses/audience.ts";
+import { noteOf } from "./notes.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
 import { userAgent } from "../services/http/outbound.ts";
 import { actorOf, keyPairOf } from "./actors.ts";
@@ -23,6 +27,8 @@ import { JobMessageQueue } from "./queue.ts";
 export const ACTOR_PATH = "/users/{identifier}";
 export const INBOX_PATH = "/users/{identifier}/inbox";
 export const SHARED_INBOX_PATH = "/inbox";
+/** A local status's id (its `uri`). */
+export const STATUS_PATH = "/users/{identifier}/statuses/{id}";
 
 /**
  * Mastodon's delivery schedule (Sidekiq's backoff, attempt⁴ + 15 s with jitter): 16 attempts over
@@ -77,6 +83,11 @@ export function buildFederation(ctx: Ctx): Federation<void> {
       const pair = row && (await keyPairOf(row));
       return pair ? [pair] : [];
     });
+  federation.setObjectDispatcher(Note, STATUS_PATH, async (_fedCtx, { identifier, id }) => {
+    const links = await fetchableStatus(ctx, identifier, id);
+    if (!links || links.author.suspended_at) return null;
+    return noteOf(links, await serializeStatus(ctx, links.status));
+  });
   registerInbox(ctx, federation, { inbox: INBOX_PATH, sharedInbox: SHARED_INBOX_PATH });
   return federation;
 }

@@ -81,6 +81,18 @@ export class Resolver implements RemoteResolver {
     return actor ? this.storeActor(actor) : undefined;
   }
 
+  /** The account of actor `uri` if this server knows it (no fetch). */
+  async knownAccount(uri: string): Promise<AccountRow | undefined> {
+    return accountByUri(this.#ctx, uri);
+  }
+
+  /** Fetches any object, signed by the instance actor (throws when it cannot). */
+  async fetchObject(url: URL): Promise<unknown> {
+    const fedCtx = this.context();
+    const documentLoader = await fedCtx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
+    return fedCtx.lookupObject(url.href, { documentLoader });
+  }
+
   /** Fetches an actor document, signed by the instance actor; undefined when it is none or unreachable. */
   async fetchActor(url: URL): Promise<Actor | undefined> {
     const fedCtx = this.context();

@@ -90,6 +90,7 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
 
   app.get("/users/:username", (req, reply) => dispatch(req, reply));
   app.get(INSTANCE_ACTOR_PATH, (req, reply) => dispatch(req, reply));
+  app.get("/users/:username/statuses/:id", (req, reply) => dispatch(req, reply));
 
   await app.register(async (inboxes) => {
     // Any media type, kept as bytes: the signature's digest covers the body exactly as sent.

@@ -17,7 +17,8 @@ const URL_RE = new RegExp(
 );
 const USERNAME = "[a-z0-9_]+(?:[.-]+[a-z0-9_]+)*";
 const MENTION_RE = new RegExp(
-  `(?<![=/\\p{L}\\p{N}_])@(${USERNAME})(?:@([\\p{L}\\p{N}_]+(?:[.-]+[\\p{L}\\p{N}_]+)*))?`,
+  // A domain may carry a port (servers on development or test ports: `@bob@localhost:3000`).
+  `(?<![=/\\p{L}\\p{N}_])@(${USERNAME})(?:@([\\p{L}\\p{N}_]+(?:[.-]+[\\p{L}\\p{N}_]+)*(?::\\d{1,5}(?![\\d:]))?))?`,
   "giu",
 );
 const HASHTAG_CHARS = "\\p{L}\\p{M}\\p{N}_·・\\u200c";

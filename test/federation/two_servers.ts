@@ -15,7 +15,7 @@ import tls from "node:tls";
 import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import { createTestServer, type TestServer } from "../kit.ts";
 
-interface Pki {
+export interface Pki {
   dir: string;
   caPem: string;
   key: string;
@@ -23,7 +23,7 @@ interface Pki {
 }
 
 /** A CA and one leaf for all `hosts` (EC P-256: made in well under a second). */
-function makePki(hosts: string[]): Pki {
+export function makePki(hosts: string[]): Pki {
   const dir = mkdtempSync(join(tmpdir(), "rookery-pki-"));
   const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
@@ -72,7 +72,7 @@ function makePki(hosts: string[]): Pki {
 }
 
 /** A TLS server on an ephemeral loopback port that pipes each connection to `target()`'s port. */
-async function tlsFront(pki: Pki, target: () => number): Promise<tls.Server> {
+export async function tlsFront(pki: Pki, target: () => number): Promise<tls.Server> {
   const front = tls.createServer({ key: pki.key, cert: pki.cert }, (socket) => {
     const upstream = net.connect(target(), "127.0.0.1");
     socket.pipe(upstream).pipe(socket);

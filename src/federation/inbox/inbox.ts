@@ -7,18 +7,20 @@
  * of ours (the database) is thrown, and Fedify tries again later.
  */
 import type { Federation, InboxContext } from "@fedify/fedify";
-import { Accept, Follow, Reject, Undo, type Activity } from "@fedify/vocab";
+import { Accept, Announce, Create, Delete, Follow, Like, Reject, Undo, Update, type Activity } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import type { Resolver } from "../resolver.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
 import { onAccept, onFollow, onReject, onUndoFollow } from "./follows.ts";
+import { onAnnounce, onCreate, onDelete, onLike, onUndoReaction, onUpdate } from "./statuses.ts";
 
 /** An Undo, by what it undoes. */
 async function onUndo(received: Received<Undo>): Promise<void> {
   const object = await received.activity.getObject(loadersOf(received.fedCtx)).catch(() => null);
   if (!object) throw new Refused("the Undo's object cannot be read");
   if (object instanceof Follow) return onUndoFollow(received, object);
+  if (object instanceof Like || object instanceof Announce) return onUndoReaction(received, object);
 }
 
 /** The activity cannot be accepted as it is; the reason is logged. */
@@ -81,6 +83,11 @@ export function registerInbox(
     .on(Accept, guarded(onAccept))
     .on(Reject, guarded(onReject))
     .on(Undo, guarded(onUndo))
+    .on(Create, guarded(onCreate))
+    .on(Update, guarded(onUpdate))
+    .on(Delete, guarded(onDelete))
+    .on(Announce, guarded(onAnnounce))
+    .on(Like, guarded(onLike))
     .onError((_fedCtx, error) =>
       ctx.log.warn({ err: error }, "inbox: an activity could not be handled (retried later)"),
     );

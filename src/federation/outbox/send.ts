@@ -12,7 +12,10 @@ import type { AccountRow } from "../../db/schema.ts";
 export const fedContext = (ctx: Ctx): Context<void> =>
   ctx.federation.createContext(new URL(ctx.config.baseUrl), undefined);
 
-export function recipientOf(account: Pick<AccountRow, "uri" | "inbox_url" | "shared_inbox_url">): Recipient {
+/** What delivery needs of an account. */
+export type Addressee = Pick<AccountRow, "uri" | "inbox_url" | "shared_inbox_url" | "domain">;
+
+export function recipientOf(account: Addressee): Recipient {
   return {
     id: new URL(account.uri),
     inboxId: account.inbox_url ? new URL(account.inbox_url) : null,
@@ -31,7 +34,7 @@ export interface SendOptions {
 export async function send(
   ctx: Ctx,
   sender: AccountRow,
-  recipients: readonly AccountRow[],
+  recipients: readonly Addressee[],
   activity: Activity,
   options: SendOptions = {},
 ): Promise<void> {

@@ -26,11 +26,12 @@ export async function addToConversations(
   engine: Engine,
   status: Pick<StatusRow, "id" | "account_id" | "conversation_id">,
   mentioned: readonly Pick<AccountRow, "id" | "domain">[],
+  authorIsLocal = true,
 ): Promise<void> {
   const conversationId = status.conversation_id;
   if (!conversationId) return;
   const everyone = [...new Set([status.account_id, ...mentioned.map((m) => m.id)])].sort(compareIds);
-  const recipients = [status.account_id];
+  const recipients = authorIsLocal ? [status.account_id] : [];
   for (const account of mentioned) {
     if (account.domain !== null || account.id === status.account_id) continue;
     // A recipient who hides the author gets no notification of it, and no conversation.

@@ -1,9 +1,42 @@
 import type { Ctx } from "../../context.ts";
 import type { StatusRow } from "../../db/schema.ts";
+import type { DeletedStatus } from "../../events/types.ts";
 import { NotFound } from "../../errors.ts";
 import { removeFromConversations } from "../conversations/conversations.ts";
 import { deleteNotificationsOf } from "../../db/queries/notifications.ts";
 import { whereShown } from "../timelines/shown.ts";
+
+/** What other servers must hear of the deletion of a local author's status; null for a remote one. */
+async function deletedForFederation(ctx: Ctx, status: StatusRow): Promise<DeletedStatus | null> {
+  if (!status.local) return null;
+  const db = ctx.db.kysely;
+  const [mentioned, reblogOf] = await Promise.all([
+    db
+      .selectFrom("mentions")
+      .innerJoin("accounts", "accounts.id", "mentions.account_id")
+      .select("accounts.id")
+      .where("mentions.status_id", "=", status.id)
+      .where("accounts.domain", "is not", null)
+      .execute(),
+    status.reblog_of_id
+      ? db
+          .selectFrom("statuses")
+          .innerJoin("accounts", "accounts.id", "statuses.account_id")
+          .select(["statuses.uri", "accounts.id as authorId", "accounts.domain"])
+          .where("statuses.id", "=", status.reblog_of_id)
+          .executeTakeFirst()
+      : undefined,
+  ]);
+  const audience = mentioned.map((m) => m.id);
+  if (reblogOf && reblogOf.domain !== null) audience.push(reblogOf.authorId);
+  return {
+    uri: status.uri,
+    authorId: status.account_id,
+    visibility: status.visibility,
+    remoteAudienceIds: audience,
+    reblogOfUri: reblogOf?.uri ?? null,
+  };
+}
 
 /**
  * Deletes a status and the boosts of it, keeping every counter right: the authors' statuses
@@ -19,6 +52,7 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
     .where("reblog_of_id", "=", status.id)
     .execute();
   const shown = await whereShown(ctx.db.kysely, [status, ...boostRows], { mentioned: true });
+  const federated = await deletedForFederation(ctx, status);
   await ctx.dispatcher.transaction(async (tx) => {
     const now = new Date().toISOString();
     await tx
@@ -69,6 +103,6 @@ export async function deleteStatus(ctx: Ctx, status: StatusRow): Promise<void> {
         .where("replies_count", ">", 0)
         .execute();
     }
-    await ctx.dispatcher.emit(tx, { type: "status.deleted", statuses: shown });
+    await ctx.dispatcher.emit(tx, { type: "status.deleted", statuses: shown, federated });
   });
 }

@@ -32,7 +32,7 @@ export interface EditStatusParams {
 }
 
 /** A snapshot of the status as it reads now, for the edit history. */
-async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Promise<void> {
+export async function snapshot(db: Kysely<Database>, status: StatusRow, at: string): Promise<void> {
   const order = mediaOrder(status);
   const media = order.length
     ? await db.selectFrom("media_attachments").select(["id", "description"]).where("id", "in", order).execute()

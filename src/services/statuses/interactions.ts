@@ -56,7 +56,7 @@ export async function favourite(ctx: Ctx, viewer: AccountRow, status: StatusRow)
 }
 
 export async function unfavourite(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<StatusRow> {
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     const removed = await tx
       .deleteFrom("favourites")
       .where("account_id", "=", viewer.id)
@@ -68,6 +68,13 @@ export async function unfavourite(ctx: Ctx, viewer: AccountRow, status: StatusRo
       "Favourite",
       removed.map((r) => r.id),
     );
+    for (const { id } of removed)
+      await ctx.dispatcher.emit(tx, {
+        type: "favourite.removed",
+        favouriteId: id,
+        accountId: viewer.id,
+        statusId: status.id,
+      });
     if (removed.length > 0) {
       await tx
         .updateTable("statuses")

@@ -90,7 +90,7 @@ async function loadContent(
   owner: MediaOwner,
 ): Promise<PreparedContent> {
   const media = await loadAttachableMedia(ctx.db.kysely, accountId, content.mediaIds, owner);
-  const formatted = await formatText(ctx, content.text, { multiline: true });
+  const formatted = await formatText(ctx, content.text, { multiline: true }, { resolveRemote: true });
   const { text, spoilerText, hadWarning, poll } = content;
   return { text, spoilerText, hadWarning, media, poll, formatted };
 }

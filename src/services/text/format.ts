@@ -1,8 +1,9 @@
 /**
  * A local user's text as HTML, with its mentions resolved: the accounts they name are looked up
  * (local ones by username, remote ones by username and domain, with one query per kind) and the
- * pure renderer (text/format.ts) links the ones it found. Federation will resolve unknown remote
- * accounts here (WebFinger) before rendering.
+ * pure renderer (text/format.ts) links the ones it found. A post may also name remote accounts
+ * this server does not know yet: they are looked up on their servers (WebFinger) first, a few
+ * per post, as Mastodon does.
  */
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
@@ -64,9 +65,28 @@ async function mentionTargets(ctx: Ctx, refs: readonly MentionRef[]): Promise<Ma
   return targets;
 }
 
-/** Renders a local user's text (a status, a bio, a profile field, an announcement). */
-export async function formatText(ctx: Ctx, text: string, options: FormatOptions): Promise<FormattedText> {
+/** How many unknown remote accounts one text may make us look up. */
+const REMOTE_LOOKUPS = 5;
+
+/**
+ * Renders a local user's text (a status, a bio, a profile field, an announcement). With
+ * `resolveRemote` (posts), unknown remote accounts it mentions are looked up on their servers.
+ */
+export async function formatText(
+  ctx: Ctx,
+  text: string,
+  options: FormatOptions,
+  { resolveRemote = false } = {},
+): Promise<FormattedText> {
   const localDomains = [ctx.config.localDomain, ctx.config.webDomain];
-  const mentioned = await mentionTargets(ctx, mentionRefs(text, localDomains));
+  const refs = mentionRefs(text, localDomains);
+  let mentioned = await mentionTargets(ctx, refs);
+  if (resolveRemote) {
+    const unknown = refs.filter((r) => r.domain !== null && !mentioned.has(mentionKey(r.username, r.domain)));
+    const found = await Promise.all(
+      unknown.slice(0, REMOTE_LOOKUPS).map((r) => ctx.remote.account(`${r.username}@${r.domain}`)),
+    );
+    if (found.some((account) => account !== undefined)) mentioned = await mentionTargets(ctx, refs);
+  }
   return renderText(text, { ...options, baseUrl: ctx.config.baseUrl, localDomains, mentioned });
 }

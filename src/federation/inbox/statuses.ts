@@ -1,0 +1,107 @@
+/**
+ * Posts and reactions from other servers: Create and Update of a Note (or Article, Page,
+ * Question), Delete of a post, Announce (a boost) and its Undo, Like and its Undo — through the
+ * writer of remote statuses and the same interaction services the client API uses. What an
+ * activity touches must belong to its sender: a post is created, edited or deleted only by its
+ * author, a boost undone only by its booster.
+ */
+import { Announce, Like, type Create, type Delete, type Undo, type Update } from "@fedify/vocab";
+import { favourite, unfavourite } from "../../services/statuses/interactions.ts";
+import { deleteStatus } from "../../services/statuses/delete.ts";
+import { statusByUri, storeRemoteReblog, updateRemoteStatus } from "../../services/statuses/remote.ts";
+import { NotFound } from "../../errors.ts";
+import { fetchPost, isPost, postData, PostRefused, storePost, type ReadContext } from "../note_rows.ts";
+import type { Resolver } from "../resolver.ts";
+import { loadersOf, Refused, type Received } from "./inbox.ts";
+
+const readContext = (received: Received<Create | Update | Announce>): ReadContext => ({
+  ctx: received.ctx,
+  resolver: received.ctx.remote as Resolver,
+  fedCtx: received.fedCtx,
+});
+
+/** PostRefused (a post that is not the sender's) is a refused activity. */
+async function refusing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PostRefused) throw new Refused(error.message);
+    throw error;
+  }
+}
+
+export async function onCreate(received: Received<Create>): Promise<void> {
+  const object = await received.activity.getObject(loadersOf(received.fedCtx));
+  if (!isPost(object)) return;
+  await refusing(() => storePost(readContext(received), object, received.sender));
+}
+
+export async function onUpdate(received: Received<Update>): Promise<void> {
+  const { ctx, sender } = received;
+  const object = await received.activity.getObject(loadersOf(received.fedCtx));
+  if (!object?.id) throw new Refused("an Update of nothing");
+  if (object.id.href === sender.uri) {
+    // A profile update: the actor is read again from its own server (what the activity embeds is
+    // only what the sender says).
+    await (ctx.remote as Resolver).accountByUri(sender.uri, { refresh: true });
+    return;
+  }
+  if (!isPost(object)) return;
+  const status = await statusByUri(ctx, object.id.href);
+  // Mastodon ignores edits of posts it never stored.
+  if (!status) return;
+  if (status.account_id !== sender.id) throw new Refused(`${sender.uri} edits a post of someone else`);
+  const data = await refusing(() => postData(readContext(received), object, sender));
+  await updateRemoteStatus(ctx, status, data);
+}
+
+export async function onDelete(received: Received<Delete>): Promise<void> {
+  const { ctx, sender, activity } = received;
+  const objectId = activity.objectId;
+  if (!objectId) throw new Refused("a Delete of nothing");
+  if (objectId.href === sender.uri) {
+    ctx.log.info({ actor: sender.uri }, "inbox: a remote account deleted itself (not handled yet)");
+    return;
+  }
+  const status = await statusByUri(ctx, objectId.href);
+  if (!status) return;
+  if (status.account_id !== sender.id) throw new Refused(`${sender.uri} deletes a post of someone else`);
+  await deleteStatus(ctx, status).catch((error: unknown) => {
+    if (!(error instanceof NotFound)) throw error;
+  });
+}
+
+export async function onAnnounce(received: Received<Announce>): Promise<void> {
+  const { ctx, sender, activity } = received;
+  const objectId = activity.objectId;
+  if (!activity.id || !objectId) throw new Refused("an Announce without an id or an object");
+  const status = (await statusByUri(ctx, objectId.href)) ?? (await fetchPost(readContext(received), objectId));
+  if (!status) return;
+  const published = activity.published ? new Date(activity.published.epochMilliseconds) : new Date();
+  await storeRemoteReblog(ctx, sender, status, activity.id.href, published);
+}
+
+export async function onLike(received: Received<Like>): Promise<void> {
+  const { ctx, sender, activity } = received;
+  const status = activity.objectId ? await statusByUri(ctx, activity.objectId.href) : undefined;
+  // Only likes of our posts matter here: Mastodon counts no others.
+  if (!status?.local || status.visibility === "direct") return;
+  await favourite(ctx, sender, status);
+}
+
+/** Undo of a Like or an Announce (by id, or by what the embedded activity names). */
+export async function onUndoReaction(received: Received<Undo>, object: Like | Announce) {
+  const { ctx, sender } = received;
+  if (object.actorId && object.actorId.href !== sender.uri) throw new Refused("an Undo of someone else's activity");
+  if (object instanceof Like) {
+    const status = object.objectId ? await statusByUri(ctx, object.objectId.href) : undefined;
+    if (status) await unfavourite(ctx, sender, status);
+    return;
+  }
+  const boost = object.id ? await statusByUri(ctx, object.id.href) : undefined;
+  if (!boost || !boost.reblog_of_id) return;
+  if (boost.account_id !== sender.id) throw new Refused("an Undo of someone else's boost");
+  await deleteStatus(ctx, boost).catch((error: unknown) => {
+    if (!(error instanceof NotFound)) throw error;
+  });
+}

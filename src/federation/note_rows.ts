@@ -1,0 +1,198 @@
+/**
+ * A remote Note (or Article, Page, Question…) → what services/statuses/remote.ts stores, read the
+ * way Mastodon reads posts of Mastodon, GoToSocial, Misskey and Akkoma: the content in its
+ * language, the warning, the audience (→ visibility), the post it replies to (fetched when this
+ * server lacks it, a few levels up), the accounts it mentions (fetched when unknown), hashtags and
+ * attachments. The Note must be on its author's server and attributed to its author.
+ */
+import type { Context } from "@fedify/fedify";
+import {
+  Article,
+  Audio,
+  Document,
+  Hashtag,
+  Image,
+  Link,
+  Mention,
+  Note,
+  Page,
+  PUBLIC_COLLECTION,
+  Question,
+  Video,
+  type Object as ApObject,
+} from "@fedify/vocab";
+import type { Ctx } from "../context.ts";
+import type { AccountRow, MediaType, StatusRow } from "../db/schema.ts";
+import {
+  statusByUri,
+  storeRemoteStatus,
+  type RemoteMedia,
+  type RemoteStatusData,
+  type Visibility,
+} from "../services/statuses/remote.ts";
+import type { Resolver } from "./resolver.ts";
+
+/** The objects stored as statuses. */
+export type PostObject = Note | Article | Page | Question;
+export const isPost = (object: unknown): object is PostObject =>
+  object instanceof Note || object instanceof Article || object instanceof Page || object instanceof Question;
+
+/** The post cannot be stored as it is; the reason is logged by the caller. */
+export class PostRefused extends Error {
+  override name = "PostRefused";
+}
+
+/** How many ancestors of a post are fetched to complete its thread. */
+const THREAD_DEPTH = 5;
+/** How many unknown mentioned accounts one post may make us fetch. */
+const MENTION_FETCHES = 10;
+
+const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
+
+export function visibilityOf(object: ApObject, author: Pick<AccountRow, "followers_url">): Visibility {
+  const tos = object.toIds.map((url) => url.href);
+  const ccs = object.ccIds.map((url) => url.href);
+  if (tos.some((href) => PUBLIC.has(href))) return "public";
+  if (ccs.some((href) => PUBLIC.has(href))) return "unlisted";
+  if (author.followers_url && [...tos, ...ccs].includes(author.followers_url)) return "private";
+  return "direct";
+}
+
+function mediaTypeOf(item: Document | Image | Video | Audio, mime: string): MediaType {
+  if (item instanceof Video || mime.startsWith("video/")) return "video";
+  if (item instanceof Audio || mime.startsWith("audio/")) return "audio";
+  if (item instanceof Image || mime.startsWith("image/")) return "image";
+  return "unknown";
+}
+
+function hrefOf(value: URL | Link | null | undefined): string | null {
+  if (!value) return null;
+  return value instanceof URL ? value.href : (value.href?.href ?? null);
+}
+
+function languageOf(post: PostObject): string | null {
+  for (const content of post.contents)
+    if (typeof content === "object" && "locale" in content) {
+      const language = content.locale.language.toLowerCase();
+      if (/^[a-z]{2,3}$/.test(language)) return language;
+    }
+  return null;
+}
+
+export interface ReadContext {
+  ctx: Ctx;
+  resolver: Resolver;
+  fedCtx: Context<void>;
+}
+
+/** Reads `post` of `author` into a status's fields (fetching the accounts and parent it needs). */
+async function readPost(
+  read: ReadContext,
+  post: PostObject,
+  author: AccountRow,
+  depth: number,
+): Promise<RemoteStatusData> {
+  const { resolver, fedCtx } = read;
+  const loaders = { documentLoader: fedCtx.documentLoader, contextLoader: fedCtx.contextLoader, suppressError: true };
+  const id = post.id!;
+  const mentioned: AccountRow[] = [];
+  const tags: string[] = [];
+  let fetches = 0;
+  for await (const tag of post.getTags(loaders)) {
+    if (tag instanceof Mention && tag.href) {
+      const known = await resolver.knownAccount(tag.href.href);
+      if (known) mentioned.push(known);
+      else if (fetches++ < MENTION_FETCHES) {
+        const fetched = await resolver.accountByUri(tag.href.href);
+        if (fetched) mentioned.push(fetched);
+      }
+    } else if (tag instanceof Hashtag && tag.name) {
+      const name = tag.name.toString().replace(/^#/, "").trim();
+      if (name) tags.push(name);
+    }
+  }
+  const media: RemoteMedia[] = [];
+  for await (const item of post.getAttachments(loaders)) {
+    if (!(item instanceof Document || item instanceof Image || item instanceof Video || item instanceof Audio))
+      continue;
+    const url = item.url instanceof URL || item.url instanceof Link ? hrefOf(item.url) : null;
+    if (!url || !/^https?:\/\//.test(url)) continue;
+    const mime = item.mediaType ?? "";
+    media.push({
+      url,
+      type: mediaTypeOf(item, mime),
+      description: item.name?.toString() ?? null,
+      blurhash: null,
+      width: item.width ?? null,
+      height: item.height ?? null,
+      focus: null,
+    });
+  }
+  const parentId = post.replyTargetId;
+  const parent = parentId ? await parentOf(read, parentId, depth) : null;
+  const published = post.published ? new Date(post.published.epochMilliseconds) : new Date();
+  return {
+    uri: id.href,
+    url: hrefOf(post.url) ?? id.href,
+    content: post.content?.toString() ?? "",
+    spoilerText: post.summary?.toString() ?? "",
+    sensitive: post.sensitive === true,
+    language: languageOf(post),
+    visibility: visibilityOf(post, author),
+    parent,
+    mentioned,
+    tags,
+    media,
+    published,
+    editedAt: post.updated ? new Date(post.updated.epochMilliseconds) : null,
+  };
+}
+
+/** The stored parent of a reply: known, or fetched (and stored) while `depth` allows. */
+async function parentOf(read: ReadContext, uri: URL, depth: number): Promise<StatusRow | null> {
+  const known = await statusByUri(read.ctx, uri.href);
+  if (known) return known;
+  if (depth <= 0) return null;
+  return (await fetchPost(read, uri, depth - 1)) ?? null;
+}
+
+/** Checks that `post` may be stored as a post of `author`: its id on the author's server, attributed to them. */
+export function checkOrigin(post: PostObject, author: AccountRow): void {
+  const id = post.id;
+  if (!id) throw new PostRefused("the post has no id");
+  if (id.host.toLowerCase() !== new URL(author.uri).host.toLowerCase())
+    throw new PostRefused(`${id.href} is not on its author's server`);
+  if (post.attributionId?.href !== author.uri) throw new PostRefused(`${id.href} is not attributed to ${author.uri}`);
+}
+
+/** Stores `post` (arrived in an activity of `author`, already checked). */
+export async function storePost(read: ReadContext, post: PostObject, author: AccountRow, depth = THREAD_DEPTH) {
+  checkOrigin(post, author);
+  return storeRemoteStatus(read.ctx, author, await readPost(read, post, author, depth));
+}
+
+/** The fields of an updated `post` (for services/statuses/remote.ts `updateRemoteStatus`). */
+export async function postData(read: ReadContext, post: PostObject, author: AccountRow): Promise<RemoteStatusData> {
+  checkOrigin(post, author);
+  return readPost(read, post, author, 0);
+}
+
+/** Fetches the post at `uri` (signed by the instance actor) with its author, and stores it. */
+export async function fetchPost(read: ReadContext, uri: URL, depth = THREAD_DEPTH): Promise<StatusRow | undefined> {
+  let object: unknown;
+  try {
+    object = await read.resolver.fetchObject(uri);
+  } catch (error) {
+    read.ctx.log.info({ err: error, url: uri.href }, "could not fetch a remote post");
+    return undefined;
+  }
+  if (!isPost(object) || object.id?.href !== uri.href || !object.attributionId) return undefined;
+  const author = await read.resolver.accountByUri(object.attributionId.href);
+  if (!author || author.domain === null || author.suspended_at) return undefined;
+  try {
+    return await storePost(read, object, author, depth);
+  } catch (error) {
+    if (error instanceof PostRefused) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Local statuses as ActivityStreams objects, the way Mastodon serves them (reference/federation.md
+ * §3–§4): a Note with its HTML `content` (and `contentMap` in its language), the content warning
+ * as `summary`, `sensitive`, `inReplyTo`, attachments as Documents with their alt text and size,
+ * Mention, Hashtag and Emoji tags, and the audience of its visibility:
+ *
+ * | visibility | to                 | cc                        |
+ * |------------|--------------------|---------------------------|
+ * | public     | Public             | followers, mentioned      |
+ * | unlisted   | followers          | Public, mentioned         |
+ * | private    | followers          | mentioned                 |
+ * | direct     | mentioned          | –                         |
+ *
+ * Boosts are Announces of the boosted status's id, addressed the same way.
+ */
+import { LanguageString } from "@fedify/fedify";
+import {
+  Announce,
+  Create,
+  Delete,
+  Document,
+  Emoji,
+  Hashtag,
+  Image,
+  Mention,
+  Note,
+  PUBLIC_COLLECTION,
+  Tombstone,
+  Update,
+} from "@fedify/vocab";
+import { Temporal } from "@js-temporal/polyfill";
+import type { AccountRow } from "../db/schema.ts";
+import type { Status } from "../entities/status.ts";
+import type { StatusLinks } from "../services/statuses/audience.ts";
+
+const instant = (iso: string) => Temporal.Instant.from(new Date(iso).toISOString());
+
+/** `to` and `cc` of a status by `author` with `visibility`, mentioning `mentioned`. */
+export function addressing(
+  author: Pick<AccountRow, "followers_url">,
+  visibility: string,
+  mentioned: readonly Pick<AccountRow, "uri">[],
+): { tos: URL[]; ccs: URL[] } {
+  const followers = author.followers_url ? [new URL(author.followers_url)] : [];
+  const mentions = mentioned.map((account) => new URL(account.uri));
+  switch (visibility) {
+    case "public":
+      return { tos: [PUBLIC_COLLECTION], ccs: [...followers, ...mentions] };
+    case "unlisted":
+      return { tos: followers, ccs: [PUBLIC_COLLECTION, ...mentions] };
+    case "private":
+      return { tos: followers, ccs: mentions };
+    default:
+      return { tos: mentions, ccs: [] };
+  }
+}
+
+function attachmentOf(media: Status["media_attachments"][number]): Document | null {
+  if (!media.url) return null;
+  const original = (media.meta as { original?: { width?: number; height?: number } }).original;
+  const extension = /\.(\w+)$/.exec(new URL(media.url).pathname)?.[1]?.toLowerCase() ?? "";
+  const types: Record<string, string> = {
+    jpg: "image/jpeg",
+    jpeg: "image/jpeg",
+    png: "image/png",
+    gif: "image/gif",
+    webp: "image/webp",
+    avif: "image/avif",
+    mp4: "video/mp4",
+    webm: "video/webm",
+    mp3: "audio/mpeg",
+    ogg: "audio/ogg",
+  };
+  return new Document({
+    url: new URL(media.url),
+    mediaType: types[extension] ?? null,
+    name: media.description || null,
+    width: typeof original?.width === "number" ? original.width : null,
+    height: typeof original?.height === "number" ? original.height : null,
+  });
+}
+
+/** The Note of a local status (not a boost); `entity` is its API form, seen by nobody in particular. */
+export function noteOf(links: StatusLinks, entity: Status): Note {
+  const { status, author, mentioned, parent } = links;
+  const content = entity.content ?? "";
+  return new Note({
+    id: new URL(status.uri),
+    url: status.url ? new URL(status.url) : null,
+    attribution: new URL(author.uri),
+    ...addressing(author, status.visibility, mentioned),
+    published: instant(status.created_at),
+    updated: status.edited_at ? instant(status.edited_at) : null,
+    summary: status.spoiler_text || null,
+    sensitive: Boolean(status.sensitive),
+    contents: status.language ? [content, new LanguageString(content, status.language)] : [content],
+    replyTarget: parent ? new URL(parent.uri) : null,
+    attachments: entity.media_attachments.map(attachmentOf).filter((d): d is Document => d !== null),
+    tags: [
+      ...mentioned.map(
+        (account) =>
+          new Mention({
+            href: new URL(account.uri),
+            name: `@${account.username}${account.domain ? `@${account.domain}` : ""}`,
+          }),
+      ),
+      ...entity.tags.map((tag) => new Hashtag({ href: new URL(tag.url), name: `#${tag.name}` })),
+      ...entity.emojis.map(
+        (emoji) =>
+          new Emoji({
+            id: new URL(emoji.url),
+            name: `:${emoji.shortcode}:`,
+            icon: new Image({ url: new URL(emoji.url) }),
+          }),
+      ),
+    ],
+  });
+}
+
+/** The Create that publishes a status (`/activity` beside it, as Mastodon names it). */
+export function createOf(note: Note, links: StatusLinks): Create {
+  return new Create({
+    id: new URL(`${links.status.uri}/activity`),
+    actor: new URL(links.author.uri),
+    tos: note.toIds,
+    ccs: note.ccIds,
+    published: note.published,
+    object: note,
+  });
+}
+
+/** The Update that carries an edited status. */
+export function updateOf(note: Note, links: StatusLinks): Update {
+  return new Update({
+    id: new URL(`${links.status.uri}#updates/${Date.parse(links.status.edited_at ?? links.status.updated_at)}`),
+    actor: new URL(links.author.uri),
+    tos: note.toIds,
+    ccs: note.ccIds,
+    updated: note.updated,
+    object: note,
+  });
+}
+
+/** A boost: the Announce of the boosted status, its id the boost's uri. */
+export function announceOf(links: StatusLinks): Announce | null {
+  const { status, author, reblogOf } = links;
+  if (!reblogOf) return null;
+  return new Announce({
+    id: new URL(status.uri),
+    actor: new URL(author.uri),
+    ...addressing(author, status.visibility, [reblogOf.author]),
+    published: instant(status.created_at),
+    object: new URL(reblogOf.status.uri),
+  });
+}
+
+/** The Delete of a status, with a Tombstone in its place (addressed to Public whatever it was, as Mastodon does). */
+export function deleteOf(authorUri: string, statusUri: string): Delete {
+  return new Delete({
+    id: new URL(`${statusUri}#delete`),
+    actor: new URL(authorUri),
+    to: PUBLIC_COLLECTION,
+    object: new Tombstone({ id: new URL(statusUri) }),
+  });
+}

@@ -1,0 +1,304 @@
+/**
+ * The one writer of remote statuses: whatever brings a post of another server (its Create, an
+ * Update, a fetched thread, a boost of it), it is stored here, in the same tables as local posts,
+ * so every read path — timelines, threads, notifications, search, streaming — serves it as it
+ * serves ours. A status is found again by its `uri`; storing one twice stores it once. Its HTML is
+ * sanitized with Mastodon's rules, its media are kept as links to the other server, and its
+ * arrival is a `status.created` event like any other post (fan-out to local followers, mention
+ * notifications, streams). Edits keep their history as local edits do.
+ */
+import type { Kysely } from "kysely";
+import type { Ctx } from "../../context.ts";
+import { encodeMediaOrder } from "../../db/columns.ts";
+import { idForTime, newId } from "../../db/ids.ts";
+import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
+import { sanitizeHtml } from "../../text/sanitize.ts";
+import { addToConversations } from "../conversations/conversations.ts";
+import { snapshot } from "./edit.ts";
+import { tagStatus, upsertTags } from "./tags.ts";
+
+export type Visibility = "public" | "unlisted" | "private" | "direct";
+
+export interface RemoteMedia {
+  url: string;
+  type: MediaType;
+  description: string | null;
+  blurhash: string | null;
+  width: number | null;
+  height: number | null;
+  focus: { x: number; y: number } | null;
+}
+
+/** What a remote post says of itself, already read from its Note (federation/note_rows.ts). */
+export interface RemoteStatusData {
+  uri: string;
+  url: string | null;
+  /** HTML, not yet sanitized. */
+  content: string;
+  spoilerText: string;
+  sensitive: boolean;
+  language: string | null;
+  visibility: Visibility;
+  /** The stored status it replies to, if this server has it. */
+  parent: StatusRow | null;
+  /** Accounts it mentions that this server knows (local and remote). */
+  mentioned: AccountRow[];
+  /** Hashtag names, without `#`. */
+  tags: string[];
+  media: RemoteMedia[];
+  published: Date;
+  editedAt: Date | null;
+}
+
+/** Bounds for what another server may make us store (Mastodon's). */
+const CONTENT_MAX = 100_000;
+const SPOILER_MAX = 1_000;
+const MEDIA_MAX = 16;
+const DESCRIPTION_MAX = 1_500;
+const TAGS_MAX = 50;
+
+const cut = (text: string, max: number) => (text.length > max ? [...text].slice(0, max).join("") : text);
+
+/** The status stored for `uri`, if any. */
+export async function statusByUri(ctx: Ctx, uri: string): Promise<StatusRow | undefined> {
+  return ctx.db.kysely.selectFrom("statuses").selectAll().where("uri", "=", uri).executeTakeFirst();
+}
+
+async function insertMedia(
+  tx: Kysely<Database>,
+  authorId: string,
+  statusId: string,
+  media: readonly RemoteMedia[],
+  now: string,
+): Promise<string[]> {
+  const rows = media.slice(0, MEDIA_MAX).map((item) => ({
+    id: newId(),
+    account_id: authorId,
+    status_id: statusId,
+    scheduled_status_id: null,
+    type: item.type,
+    file: null,
+    file_content_type: null,
+    file_size: null,
+    preview_file: null,
+    thumbnail_file: null,
+    remote_url: item.url,
+    description: item.description ? cut(item.description, DESCRIPTION_MAX) : null,
+    focus_x: item.focus?.x ?? null,
+    focus_y: item.focus?.y ?? null,
+    blurhash: item.blurhash,
+    meta: JSON.stringify(
+      item.width && item.height
+        ? {
+            original: {
+              width: item.width,
+              height: item.height,
+              size: `${item.width}x${item.height}`,
+              aspect: item.width / item.height,
+            },
+          }
+        : {},
+    ),
+    processing: "complete" as const,
+    created_at: now,
+    updated_at: now,
+  }));
+  if (rows.length) await tx.insertInto("media_attachments").values(rows).execute();
+  return rows.map((row) => row.id);
+}
+
+async function insertMentions(
+  tx: Kysely<Database>,
+  statusId: string,
+  accounts: readonly AccountRow[],
+  now: string,
+): Promise<string[]> {
+  const unique = [...new Map(accounts.map((account) => [account.id, account])).values()];
+  if (unique.length === 0) return [];
+  const rows = unique.map((account) => ({
+    id: newId(),
+    status_id: statusId,
+    account_id: account.id,
+    silent: false,
+    created_at: now,
+  }));
+  await tx
+    .insertInto("mentions")
+    .values(rows)
+    .onConflict((oc) => oc.columns(["status_id", "account_id"]).doNothing())
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** Stores a remote post of `author`; a post already stored (same uri) is returned as it is. */
+export async function storeRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStatusData): Promise<StatusRow> {
+  const known = await statusByUri(ctx, data.uri);
+  if (known) return known;
+  const now = new Date().toISOString();
+  const published =
+    Number.isNaN(data.published.getTime()) || data.published.getTime() > Date.now() + 5 * 60_000
+      ? new Date()
+      : data.published;
+  // Dated by publication, as Mastodon does: a post fetched late sorts where it was written.
+  const id = idForTime(published);
+  const content = sanitizeHtml(cut(data.content, CONTENT_MAX));
+  const parent = data.parent;
+  try {
+    return await ctx.dispatcher.transaction(async (tx) => {
+      const status = await tx
+        .insertInto("statuses")
+        .values({
+          id,
+          uri: data.uri,
+          url: data.url,
+          account_id: author.id,
+          text: "",
+          content,
+          spoiler_text: cut(data.spoilerText, SPOILER_MAX),
+          sensitive: data.sensitive || data.spoilerText.trim() !== "",
+          visibility: data.visibility,
+          language: data.language,
+          in_reply_to_id: parent?.id ?? null,
+          in_reply_to_account_id: parent?.account_id ?? null,
+          conversation_id: parent?.conversation_id ?? newId(),
+          application_id: null,
+          local: false,
+          edited_at: data.editedAt?.toISOString() ?? null,
+          created_at: published.toISOString(),
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const mediaIds = await insertMedia(tx, author.id, id, data.media, now);
+      await insertMentions(tx, id, data.mentioned, now);
+      await tagStatus(tx, id, await upsertTags(tx, data.tags.slice(0, TAGS_MAX)), now);
+      const row = mediaIds.length
+        ? await tx
+            .updateTable("statuses")
+            .set({ ordered_media_attachment_ids: encodeMediaOrder(mediaIds) })
+            .where("id", "=", id)
+            .returningAll()
+            .executeTakeFirstOrThrow()
+        : status;
+      if (data.visibility === "direct") await addToConversations(tx, ctx.db.engine, row, data.mentioned, false);
+      if (data.visibility !== "direct")
+        await tx
+          .updateTable("accounts")
+          .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
+          .where("id", "=", author.id)
+          .execute();
+      if (parent && (data.visibility === "public" || data.visibility === "unlisted"))
+        await tx
+          .updateTable("statuses")
+          .set((eb) => ({ replies_count: eb("replies_count", "+", 1) }))
+          .where("id", "=", parent.id)
+          .execute();
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id });
+      return row;
+    });
+  } catch (error) {
+    // The same post arriving twice at once (a Create and a fetch of it): one row wins.
+    const raced = await statusByUri(ctx, data.uri);
+    if (raced) return raced;
+    throw error;
+  }
+}
+
+/**
+ * An Update of a remote post: the new text, warning, media and mentions replace the old, the
+ * version before is kept in the history (as for local edits), and streams hear of it.
+ */
+export async function updateRemoteStatus(ctx: Ctx, status: StatusRow, data: RemoteStatusData): Promise<StatusRow> {
+  const now = new Date().toISOString();
+  const editedAt = (data.editedAt ?? new Date()).toISOString();
+  return ctx.dispatcher.transaction(async (tx) => {
+    const edits = await tx
+      .selectFrom("status_edits")
+      .select("id")
+      .where("status_id", "=", status.id)
+      .limit(1)
+      .execute();
+    if (edits.length === 0) await snapshot(tx, status, status.created_at);
+    await tx.deleteFrom("media_attachments").where("status_id", "=", status.id).execute();
+    const mediaIds = await insertMedia(tx, status.account_id, status.id, data.media, now);
+    const existing = await tx.selectFrom("mentions").select("account_id").where("status_id", "=", status.id).execute();
+    const had = new Set(existing.map((m) => m.account_id));
+    const added = await insertMentions(
+      tx,
+      status.id,
+      data.mentioned.filter((account) => !had.has(account.id)),
+      now,
+    );
+    await tx.deleteFrom("statuses_tags").where("status_id", "=", status.id).execute();
+    await tagStatus(tx, status.id, await upsertTags(tx, data.tags.slice(0, TAGS_MAX)), now);
+    const updated = await tx
+      .updateTable("statuses")
+      .set({
+        content: sanitizeHtml(cut(data.content, CONTENT_MAX)),
+        spoiler_text: cut(data.spoilerText, SPOILER_MAX),
+        sensitive: data.sensitive || data.spoilerText.trim() !== "",
+        language: data.language,
+        ordered_media_attachment_ids: encodeMediaOrder(mediaIds),
+        edited_at: editedAt,
+        updated_at: now,
+      })
+      .where("id", "=", status.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await snapshot(tx, updated, editedAt);
+    await ctx.dispatcher.emit(tx, { type: "status.updated", statusId: status.id, addedMentionIds: added });
+    return updated;
+  });
+}
+
+/** A boost by a remote account (its Announce, `uri`) of a stored status; a repeated one is kept once. */
+export async function storeRemoteReblog(
+  ctx: Ctx,
+  booster: AccountRow,
+  status: StatusRow,
+  uri: string,
+  published: Date,
+): Promise<StatusRow | undefined> {
+  if (status.visibility === "direct" || status.visibility === "private") return undefined;
+  const known = await statusByUri(ctx, uri);
+  if (known) return known;
+  const now = new Date().toISOString();
+  const at = Number.isNaN(published.getTime()) || published.getTime() > Date.now() ? new Date() : published;
+  const id = idForTime(at);
+  try {
+    return await ctx.dispatcher.transaction(async (tx) => {
+      const row = await tx
+        .insertInto("statuses")
+        .values({
+          id,
+          uri,
+          url: status.url,
+          account_id: booster.id,
+          reblog_of_id: status.id,
+          visibility: "public",
+          local: false,
+          conversation_id: status.conversation_id,
+          created_at: at.toISOString(),
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await tx
+        .updateTable("statuses")
+        .set((eb) => ({ reblogs_count: eb("reblogs_count", "+", 1) }))
+        .where("id", "=", status.id)
+        .execute();
+      await tx
+        .updateTable("accounts")
+        .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
+        .where("id", "=", booster.id)
+        .execute();
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id });
+      return row;
+    });
+  } catch (error) {
+    const raced = await statusByUri(ctx, uri);
+    if (raced) return raced;
+    throw error;
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Posts between two Rookery servers on loopback with HTTPS: a post reaches the remote follower's
+ * home timeline; a reply mentions and notifies across servers and joins the thread; favourites
+ * and boosts notify the author and move the counts; an edit arrives with its history; a deletion
+ * removes the copy; followers-only posts reach only followers and direct ones only the addressee.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { createUser, eventually, postStatus, request, type TestUser } from "../kit.ts";
+import { startPeers, type Peer, type Peers } from "./two_servers.ts";
+
+interface StatusJson {
+  id: string;
+  uri: string;
+  content: string;
+  visibility: string;
+  favourites_count: number;
+  reblogs_count: number;
+  account: { acct: string };
+  in_reply_to_id: string | null;
+}
+
+describe("posts between two servers", () => {
+  let peers: Peers;
+  let a: Peer;
+  let b: Peer;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let aliceOnB: string;
+  let bobOnA: string;
+
+  async function resolve(peer: Peer, viewer: TestUser, handle: string): Promise<string> {
+    const res = await request(
+      peer.server.app,
+      "GET",
+      `/api/v2/search?q=${encodeURIComponent(handle)}&resolve=true&type=accounts`,
+      {
+        token: viewer.token,
+      },
+    );
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().accounts[0].id as string;
+  }
+
+  async function home(peer: Peer, viewer: TestUser): Promise<StatusJson[]> {
+    const res = await request(peer.server.app, "GET", "/api/v1/timelines/home", { token: viewer.token });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  }
+
+  async function notifications(peer: Peer, viewer: TestUser, type: string) {
+    const res = await request(peer.server.app, "GET", `/api/v1/notifications?types[]=${type}`, { token: viewer.token });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as Array<{ type: string; account: { acct: string }; status?: StatusJson }>;
+  }
+
+  /** The copy on `peer` of a status whose uri is `uri`, as `viewer` finds it in the home timeline. */
+  async function copyIn(peer: Peer, viewer: TestUser, uri: string): Promise<StatusJson> {
+    let found: StatusJson | undefined;
+    await eventually(async () => {
+      found = (await home(peer, viewer)).find((s) => s.uri === uri);
+      return found !== undefined;
+    }, `${uri} in the home timeline`);
+    return found!;
+  }
+
+  before(async () => {
+    peers = await startPeers(["a.test", "b.test"]);
+    [a, b] = peers.peers as [Peer, Peer];
+    alice = await createUser(a.server.ctx, "alice");
+    bob = await createUser(b.server.ctx, "bob");
+    carol = await createUser(b.server.ctx, "carol");
+    aliceOnB = await resolve(b, bob, `alice@${a.domain}`);
+    bobOnA = await resolve(a, alice, `bob@${b.domain}`);
+    await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB}/follow`, { token: bob.token });
+    await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA}/follow`, { token: alice.token });
+    const following = async (peer: Peer, viewer: TestUser, id: string) =>
+      (
+        await request(peer.server.app, "GET", `/api/v1/accounts/relationships?id[]=${id}`, { token: viewer.token })
+      ).json()[0].following === true;
+    await eventually(() => following(b, bob, aliceOnB), "bob follows alice");
+    await eventually(() => following(a, alice, bobOnA), "alice follows bob");
+  });
+  after(() => peers?.close());
+
+  test("a public post reaches the follower's home; its id serves the Note", async () => {
+    const post = await postStatus(a.server, alice, { status: "Hello from #rookery a", language: "en" });
+    const copy = await copyIn(b, bob, post.uri);
+    assert.equal(copy.account.acct, `alice@${a.domain}`);
+    assert.match(copy.content, /Hello from/);
+    assert.equal(copy.visibility, "public");
+    const note = await fetch(post.uri, { headers: { accept: "application/activity+json" } });
+    assert.equal(note.status, 200);
+    const json = (await note.json()) as Record<string, unknown>;
+    assert.equal(json.type, "Note");
+    assert.equal(json.id, post.uri);
+    assert.ok(
+      ["as:Public", "https://www.w3.org/ns/activitystreams#Public"].includes(json.to as string),
+      String(json.to),
+    );
+  });
+
+  test("a reply mentions and notifies across servers and joins the thread", async () => {
+    const post = await postStatus(a.server, alice, { status: "Who is there?" });
+    const copy = await copyIn(b, bob, post.uri);
+    const reply = await postStatus(b.server, bob, { status: `@alice@${a.domain} me!`, in_reply_to_id: copy.id });
+    let mention: { status?: StatusJson } | undefined;
+    await eventually(async () => {
+      mention = (await notifications(a, alice, "mention")).find((n) => n.status?.uri === reply.uri);
+      return mention !== undefined;
+    }, "alice is notified of the mention");
+    assert.equal(mention!.status!.in_reply_to_id, post.id);
+    const context = await request(a.server.app, "GET", `/api/v1/statuses/${post.id}/context`, { token: alice.token });
+    assert.deepEqual(
+      context.json().descendants.map((s: StatusJson) => s.uri),
+      [reply.uri],
+    );
+  });
+
+  test("a favourite and a boost notify the author and move the counts", async () => {
+    const post = await postStatus(a.server, alice, { status: "Like me" });
+    const copy = await copyIn(b, bob, post.uri);
+    assert.equal(
+      (await request(b.server.app, "POST", `/api/v1/statuses/${copy.id}/favourite`, { token: bob.token })).statusCode,
+      200,
+    );
+    assert.equal(
+      (await request(b.server.app, "POST", `/api/v1/statuses/${copy.id}/reblog`, { token: bob.token })).statusCode,
+      200,
+    );
+    await eventually(async () => {
+      const counted = (
+        await request(a.server.app, "GET", `/api/v1/statuses/${post.id}`, { token: alice.token })
+      ).json();
+      return counted.favourites_count === 1 && counted.reblogs_count === 1;
+    }, "the counts move on a");
+    const favourites = await notifications(a, alice, "favourite");
+    assert.ok(favourites.some((n) => n.account.acct === `bob@${b.domain}` && n.status?.id === post.id));
+    const reblogs = await notifications(a, alice, "reblog");
+    assert.ok(reblogs.some((n) => n.account.acct === `bob@${b.domain}` && n.status?.id === post.id));
+
+    await request(b.server.app, "POST", `/api/v1/statuses/${copy.id}/unfavourite`, { token: bob.token });
+    await request(b.server.app, "POST", `/api/v1/statuses/${copy.id}/unreblog`, { token: bob.token });
+    await eventually(async () => {
+      const counted = (
+        await request(a.server.app, "GET", `/api/v1/statuses/${post.id}`, { token: alice.token })
+      ).json();
+      return counted.favourites_count === 0 && counted.reblogs_count === 0;
+    }, "the undos reach a");
+  });
+
+  test("an edit arrives with its history; a deletion removes the copy", async () => {
+    const post = await postStatus(a.server, alice, { status: "First version" });
+    const copy = await copyIn(b, bob, post.uri);
+    const edited = await request(a.server.app, "PUT", `/api/v1/statuses/${post.id}`, {
+      token: alice.token,
+      json: { status: "Second version" },
+    });
+    assert.equal(edited.statusCode, 200, edited.body);
+    await eventually(async () => {
+      const now = (await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token })).json();
+      return /Second version/.test(now.content) && now.edited_at !== null;
+    }, "the edit reaches b");
+    const history = await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}/history`, { token: bob.token });
+    assert.deepEqual(
+      history.json().map((v: { content: string }) => v.content.replace(/<[^>]+>/g, "")),
+      ["First version", "Second version"],
+    );
+
+    assert.equal(
+      (await request(a.server.app, "DELETE", `/api/v1/statuses/${post.id}`, { token: alice.token })).statusCode,
+      200,
+    );
+    await eventually(
+      async () =>
+        (await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token })).statusCode === 404,
+      "the deletion reaches b",
+    );
+    assert.ok(!(await home(b, bob)).some((s) => s.uri === post.uri));
+    const gone = await fetch(post.uri, { headers: { accept: "application/activity+json" } });
+    assert.equal(gone.status, 404);
+  });
+
+  test("followers-only reaches only followers; direct only its addressee", async () => {
+    const privatePost = await postStatus(a.server, alice, { status: "Followers only", visibility: "private" });
+    const privateCopy = await copyIn(b, bob, privatePost.uri);
+    assert.equal(privateCopy.visibility, "private");
+    const asCarol = await request(b.server.app, "GET", `/api/v1/statuses/${privateCopy.id}`, { token: carol.token });
+    assert.equal(asCarol.statusCode, 404);
+    const hidden = await fetch(privatePost.uri, { headers: { accept: "application/activity+json" } });
+    assert.equal(hidden.status, 404, "an unsigned fetch does not get a followers-only post");
+
+    const direct = await postStatus(a.server, alice, {
+      status: `@carol@${b.domain} just for you`,
+      visibility: "direct",
+    });
+    // Carol follows nobody: Mastodon's default policy files the mention under requests, the conversation shows it.
+    let last: StatusJson | undefined;
+    await eventually(async () => {
+      const conversations = await request(b.server.app, "GET", "/api/v1/conversations", { token: carol.token });
+      last = conversations
+        .json()
+        .find((c: { last_status: StatusJson }) => c.last_status.uri === direct.uri)?.last_status;
+      return last !== undefined;
+    }, "carol gets the direct post");
+    assert.equal(last!.visibility, "direct");
+    const requests = await request(b.server.app, "GET", "/api/v1/notifications/requests", { token: carol.token });
+    assert.ok(requests.json().some((r: { account: { acct: string } }) => r.account.acct === `alice@${a.domain}`));
+    const asBob = await request(b.server.app, "GET", `/api/v1/statuses/${last!.id}`, { token: bob.token });
+    assert.equal(asBob.statusCode, 404);
+    assert.ok(!(await home(b, bob)).some((s) => s.uri === direct.uri));
+  });
+});

@@ -20,6 +20,7 @@ import { actorOf, keyPairOf } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
 import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
 import { DatabaseKvStore } from "./kv.ts";
+import { routeFedifyLogs } from "./logging.ts";
 import { FIRST_KNOCK, loaders } from "./loaders.ts";
 import { JobMessageQueue } from "./queue.ts";
 
@@ -44,6 +45,7 @@ const inboxRetry: RetryPolicy = ({ attempts }) =>
   attempts >= 5 ? null : Temporal.Duration.from({ seconds: 10 * 4 ** attempts });
 
 export function buildFederation(ctx: Ctx): Federation<void> {
+  void routeFedifyLogs(ctx.log);
   const kv = new DatabaseKvStore(ctx.db);
   const federation = createFederation<void>({
     kv,

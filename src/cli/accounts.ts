@@ -144,6 +144,9 @@ export const accountsModify: Command = {
     // servers through the database (src/realtime/signals.ts).
     if (values.suspend || values.disable || values["reset-password"] || roleId !== undefined)
       await ctx.dispatcher.emitCommitted({ type: "access.changed", accountIds: [found.account.id] });
+    // Other servers read the actor again: a suspended one shows no profile.
+    if (values.suspend || values.unsuspend)
+      await ctx.dispatcher.emitCommitted({ type: "account.updated", accountId: found.account.id });
     io.out("OK");
     if (newPassword) io.out(`New password: ${newPassword}`);
     return 0;

@@ -63,6 +63,8 @@ export interface EventPayloads {
   };
   /** A poll closed (its author and voters hear of it once). */
   "poll.ended": { pollId: string };
+  /** A local account's profile changed (its name, bio, fields, pictures, flags, or a suspension): other servers refresh it. */
+  "account.updated": { accountId: string };
   /** A local user signed up through the API. */
   "account.registered": { accountId: string };
   "report.created": { reportId: string };

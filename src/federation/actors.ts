@@ -7,11 +7,12 @@
  * account's API entity, so both speak of the profile alike.
  */
 import { createPrivateKey, createPublicKey, type JsonWebKey, type webcrypto } from "node:crypto";
-import { importJwk } from "@fedify/fedify";
+import { importJwk, type Context } from "@fedify/fedify";
 import { Endpoints, Image, Person, PropertyValue, Service, type CryptographicKey } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow } from "../db/schema.ts";
-import type { Account } from "../entities/account.ts";
+import type { Ctx } from "../context.ts";
+import { serializeAccount, type Account } from "../entities/account.ts";
 
 /** The account's key pair as Web Crypto keys (RSASSA-PKCS1-v1_5, SHA-256), for signing and `publicKey`. */
 export async function keyPairOf(
@@ -82,4 +83,15 @@ export function actorOf({ row, entity, publicKey, sharedInbox }: ActorParts): Pe
       : entity.fields.map((field) => new PropertyValue({ name: field.name, value: field.value })),
   };
   return entity.bot ? new Service(values) : new Person(values);
+}
+
+/** The actor document of the local account `row`, as its id serves it and as Update carries it. */
+export async function localActor(ctx: Ctx, fedCtx: Context<void>, row: AccountRow): Promise<Person | Service> {
+  const [entity, pairs] = await Promise.all([serializeAccount(ctx, row), fedCtx.getActorKeyPairs(row.username)]);
+  return actorOf({
+    row,
+    entity,
+    publicKey: pairs[0]?.cryptographicKey ?? null,
+    sharedInbox: new URL(`${ctx.config.baseUrl}/inbox`),
+  });
 }

@@ -10,13 +10,13 @@ import { createFederation, type Federation, type RetryPolicy } from "@fedify/fed
 import { Temporal } from "@js-temporal/polyfill";
 import type { Ctx } from "../context.ts";
 import { Note } from "@fedify/vocab";
-import { serializeAccount } from "../entities/account.ts";
 import { serializeStatus } from "../entities/status.ts";
 import { fetchableStatus } from "../services/statuses/audience.ts";
 import { noteOf } from "./notes.ts";
+import { dropGoneFollower } from "../services/accounts/follow.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
 import { userAgent } from "../services/http/outbound.ts";
-import { actorOf, keyPairOf } from "./actors.ts";
+import { keyPairOf, localActor } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
 import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
 import { DatabaseKvStore } from "./kv.ts";
@@ -60,6 +60,28 @@ export function buildFederation(ctx: Ctx): Federation<void> {
     permanentFailureStatusCodes: [400, 403, 404, 405, 410, 413, 422],
     onOutboxError: (error, activity) =>
       ctx.log.info({ activity: activity?.id?.href, reason: error.message }, "a delivery failed"),
+    // A server that keeps failing is skipped (its activities held, up to a week) until it answers again.
+    circuitBreaker: {
+      failureThreshold: 10,
+      failureWindow: { hours: 12 },
+      recoveryDelay: { minutes: 30 },
+      heldActivityTtl: { days: 7 },
+      onStateChange: (host, from, to) =>
+        ctx.log.info(
+          { host, from, to },
+          to === "open" ? "a server is unavailable: deliveries held" : "a server's deliveries resume",
+        ),
+      onActivityDrop: (host, drop) =>
+        ctx.log.info({ host, activity: drop.activityId }, "an activity held for an unavailable server was dropped"),
+    },
+  });
+  federation.setOutboxPermanentFailureHandler(async (_fedCtx, failure) => {
+    ctx.log.info(
+      { inbox: failure.inbox.href, status: failure.statusCode, reason: failure.reason },
+      "a delivery was refused for good",
+    );
+    // Gone (410): the followers behind that inbox are gone too.
+    if (failure.statusCode === 410) for (const actorId of failure.actorIds) await dropGoneFollower(ctx, actorId.href);
   });
   const sharedInbox = () => new URL(`${ctx.config.baseUrl}${SHARED_INBOX_PATH}`);
   federation
@@ -75,8 +97,7 @@ export function buildFederation(ctx: Ctx): Federation<void> {
       const row = await findLocalAccount(ctx, identifier);
       // Only the exact username names an actor: its id is compared byte for byte by other servers.
       if (!row || row.username !== identifier) return null;
-      const [entity, pairs] = await Promise.all([serializeAccount(ctx, row), fedCtx.getActorKeyPairs(identifier)]);
-      return actorOf({ row, entity, publicKey: pairs[0]?.cryptographicKey ?? null, sharedInbox: sharedInbox() });
+      return localActor(ctx, fedCtx, row);
     })
     .mapActorAlias(INSTANCE_ACTOR_PATH, INSTANCE_ACTOR)
     .setKeyPairsDispatcher(async (_fedCtx, identifier) => {

@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.ts";
+import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
 import {
   afterBulkWrite,
   pruneExpiredRecords,
@@ -42,6 +43,10 @@ export function registerJobHandlers(ctx: Ctx): void {
     );
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register(PURGE_JOB, async (payload) => {
+    const { domain } = payload as { domain: string };
+    if (await purgeSuspendedDomain(ctx, domain)) await ctx.jobs.enqueue(PURGE_JOB, { domain });
+  });
   ctx.jobs.register(STATISTICS_JOB, async () => {
     const analyzed = await refreshPlannerStatistics(ctx.db);
     if (analyzed.length > 0) ctx.log.info({ tables: analyzed }, "refreshed planner statistics");

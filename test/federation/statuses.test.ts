@@ -211,4 +211,16 @@ describe("posts between two servers", () => {
     assert.equal(asBob.statusCode, 404);
     assert.ok(!(await home(b, bob)).some((s) => s.uri === direct.uri));
   });
+
+  test("a profile change reaches the followers' servers", async () => {
+    const res = await request(a.server.app, "PATCH", "/api/v1/accounts/update_credentials", {
+      token: alice.token,
+      json: { display_name: "Alice Liddell", note: "Down the rabbit hole" },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    await eventually(async () => {
+      const copy = (await request(b.server.app, "GET", `/api/v1/accounts/${aliceOnB}`)).json();
+      return copy.display_name === "Alice Liddell" && /rabbit hole/.test(copy.note);
+    }, "the new profile on b");
+  });
 });

@@ -5,7 +5,7 @@
  * activity touches must belong to its sender: a post is created, edited or deleted only by its
  * author, a boost undone only by its booster.
  */
-import { Announce, Like, type Create, type Delete, type Undo, type Update } from "@fedify/vocab";
+import { Announce, isActor, Like, type Create, type Delete, type Undo, type Update } from "@fedify/vocab";
 import { favourite, unfavourite } from "../../services/statuses/interactions.ts";
 import { deleteStatus } from "../../services/statuses/delete.ts";
 import { statusByUri, storeRemoteReblog, updateRemoteStatus } from "../../services/statuses/remote.ts";
@@ -41,9 +41,8 @@ export async function onUpdate(received: Received<Update>): Promise<void> {
   const object = await received.activity.getObject(loadersOf(received.fedCtx));
   if (!object?.id) throw new Refused("an Update of nothing");
   if (object.id.href === sender.uri) {
-    // A profile update: the actor is read again from its own server (what the activity embeds is
-    // only what the sender says).
-    await (ctx.remote as Resolver).accountByUri(sender.uri, { refresh: true });
+    // A profile update, signed by the actor itself: what it embeds is its own word.
+    if (isActor(object)) await (ctx.remote as Resolver).storeActor(object);
     return;
   }
   if (!isPost(object)) return;

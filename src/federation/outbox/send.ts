@@ -7,6 +7,7 @@ import type { Context } from "@fedify/fedify";
 import type { Activity, Recipient } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
+import { suspendedAmong } from "../../services/admin/domain_blocks.ts";
 
 /** A Fedify context outside any request. */
 export const fedContext = (ctx: Ctx): Context<void> =>
@@ -38,9 +39,19 @@ export async function send(
   activity: Activity,
   options: SendOptions = {},
 ): Promise<void> {
+  if (sender.domain !== null || sender.suspended_at) return;
   const remote = recipients.filter((account) => account.domain !== null && account.inbox_url);
-  if (remote.length === 0 || sender.domain !== null) return;
-  await fedContext(ctx).sendActivity({ identifier: sender.username }, remote.map(recipientOf), activity, {
+  if (remote.length === 0) return;
+  // Nothing goes to a suspended domain, whichever host its inboxes are on.
+  const hosts = (account: Addressee) => [
+    account.domain!,
+    new URL(account.inbox_url!).hostname,
+    ...(account.shared_inbox_url ? [new URL(account.shared_inbox_url).hostname] : []),
+  ];
+  const suspended = await suspendedAmong(ctx.db.kysely, remote.flatMap(hosts));
+  const allowed = remote.filter((account) => !hosts(account).some((host) => suspended.has(host.replace(/:\d+$/, ""))));
+  if (allowed.length === 0) return;
+  await fedContext(ctx).sendActivity({ identifier: sender.username }, allowed.map(recipientOf), activity, {
     preferSharedInbox: options.shared ?? false,
     orderingKey: options.orderingKey,
   });

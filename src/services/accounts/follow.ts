@@ -470,3 +470,27 @@ export async function followUriOf(
   const row = await ctx.db.kysely.selectFrom(table).select("uri").where("id", "=", id).executeTakeFirst();
   return row?.uri;
 }
+
+/**
+ * The remote actor `uri` is gone for good (its inbox answered 410): its follows of local accounts
+ * end, quietly, so nothing more is sent to it. Returns how many ended.
+ */
+export async function dropGoneFollower(ctx: Ctx, uri: string): Promise<number> {
+  const account = await ctx.db.kysely
+    .selectFrom("accounts")
+    .select("id")
+    .where("uri", "=", uri)
+    .where("domain", "is not", null)
+    .executeTakeFirst();
+  if (!account) return 0;
+  const follows = await ctx.db.kysely
+    .selectFrom("follows")
+    .select("target_account_id")
+    .where("account_id", "=", account.id)
+    .execute();
+  await ctx.dispatcher.transaction(async (tx) => {
+    for (const follow of follows)
+      await removeFollow(ctx, tx, account.id, follow.target_account_id, { announce: false });
+  });
+  return follows.length;
+}

@@ -198,7 +198,7 @@ export async function updateProfile(
   }
 
   const now = new Date().toISOString();
-  const result = await ctx.db.kysely.transaction().execute(async (tx) => {
+  const result = await ctx.dispatcher.transaction(async (tx) => {
     const updatedAccount = await tx
       .updateTable("accounts")
       .set({ ...changes, updated_at: now })
@@ -213,6 +213,8 @@ export async function updateProfile(
           .returningAll()
           .executeTakeFirstOrThrow()
       : user;
+    if (Object.keys(changes).length > 0)
+      await ctx.dispatcher.emit(tx, { type: "account.updated", accountId: account.id });
     return { account: updatedAccount, user: updatedUser };
   });
   await Promise.all(replaced.map((key) => ctx.media.delete(key)));
@@ -232,6 +234,7 @@ export async function removeProfileImage(ctx: Ctx, account: AccountRow, kind: Ki
     .where("id", "=", account.id)
     .returningAll()
     .executeTakeFirstOrThrow();
+  await ctx.dispatcher.emitCommitted({ type: "account.updated", accountId: account.id });
   await Promise.all(
     [account[`${kind}_file`], account[`${kind}_static_file`]]
       .filter((k): k is string => !!k)

@@ -7,13 +7,15 @@
  * enforces. The marks carry the block's creation time, so lifting or softening a block undoes
  * exactly what it did and keeps what a moderator did to an account by hand.
  */
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { Database, DomainBlockRow, DomainBlockSeverity } from "../../db/schema.ts";
 import { ApiError, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { normalizeDomain, SEVERITIES } from "./domain_names.ts";
+import { removeFollow } from "../accounts/follow.ts";
+import { deleteStatus } from "../statuses/delete.ts";
 
 export { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
@@ -28,6 +30,9 @@ export interface DomainBlockParams {
 }
 
 /** The domain and each domain above it: `a.b.example` → itself, `b.example`, `example`. */
+/** A host without its port: blocks name domains, accounts of servers on other ports are covered too. */
+const withoutPort = (host: string) => host.replace(/:\d+$/, "");
+
 function selfAndParents(domain: string): string[] {
   const labels = domain.split(".");
   return labels.map((_, i) => labels.slice(i).join("."));
@@ -35,7 +40,7 @@ function selfAndParents(domain: string): string[] {
 
 /** The block that applies to `domain`: its own or the most specific one above it. */
 export async function blockFor(db: Kysely<Database>, domain: string): Promise<DomainBlockRow | undefined> {
-  const normalized = normalizeDomain(domain);
+  const normalized = normalizeDomain(withoutPort(domain));
   if (!normalized) return undefined;
   const rows = await db
     .selectFrom("domain_blocks")
@@ -58,20 +63,35 @@ function stricterThan(
   );
 }
 
+/** Accounts of `domain` and its subdomains (on any port). */
+const onDomain = (domain: string) => (eb: ExpressionBuilder<Database, "accounts">) =>
+  eb.or([
+    eb("domain", "=", domain),
+    eb("domain", "like", `%.${domain}`),
+    eb("domain", "like", `${domain}:%`),
+    eb("domain", "like", `%.${domain}:%`),
+  ]);
+
 /** The accounts a block on `domain` covers: the domain's own and its subdomains'. */
 function coveredAccounts(tx: Kysely<Database>, domain: string) {
-  return tx
-    .updateTable("accounts")
-    .where((eb) => eb.or([eb("domain", "=", domain), eb("domain", "like", `%.${domain}`)]));
+  return tx.updateTable("accounts").where(onDomain(domain));
 }
 
-/** Marks the covered accounts as the block's severity asks (those not already marked). */
-async function applyBlock(tx: Kysely<Database>, block: DomainBlockRow): Promise<void> {
-  if (block.severity === "suspend")
+/** The job that removes what a suspended domain had here. */
+export const PURGE_JOB = "domain_blocks.purge";
+
+/**
+ * Marks the covered accounts as the block's severity asks (those not already marked); a
+ * suspension also queues the removal of their follows and posts.
+ */
+async function applyBlock(ctx: Ctx, tx: Kysely<Database>, block: DomainBlockRow): Promise<void> {
+  if (block.severity === "suspend") {
     await coveredAccounts(tx, block.domain)
       .set({ suspended_at: block.created_at })
       .where("suspended_at", "is", null)
       .execute();
+    await ctx.jobs.enqueueWith(tx, PURGE_JOB, { domain: block.domain });
+  }
   if (block.severity === "silence")
     await coveredAccounts(tx, block.domain)
       .set({ silenced_at: block.created_at })
@@ -151,7 +171,7 @@ export async function createDomainBlock(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await applyBlock(tx, block);
+    await applyBlock(ctx, tx, block);
     return block;
   });
 }
@@ -186,7 +206,7 @@ export async function updateDomainBlock(
     if (!updated) throw new NotFound();
     if (updated.severity !== current.severity) {
       await liftBlock(tx, current);
-      await applyBlock(tx, updated);
+      await applyBlock(ctx, tx, updated);
     }
     return updated;
   });
@@ -211,4 +231,64 @@ export function publicDomainBlocks(ctx: Ctx): Promise<DomainBlockRow[]> {
     .where("severity", "in", ["silence", "suspend"])
     .orderBy("domain")
     .execute();
+}
+
+/** The hosts among `hosts` (without their ports) that a `suspend` block covers, for refusing to send there. */
+export async function suspendedAmong(db: Kysely<Database>, hosts: readonly string[]): Promise<Set<string>> {
+  const names = [...new Set(hosts.map((host) => withoutPort(host.toLowerCase())))];
+  const suspended = new Set<string>();
+  if (names.length === 0) return suspended;
+  const candidates = [...new Set(names.flatMap((host) => selfAndParents(normalizeDomain(host) ?? host)))];
+  const blocks = await db
+    .selectFrom("domain_blocks")
+    .select("domain")
+    .where("severity", "=", "suspend")
+    .where("domain", "in", candidates)
+    .execute();
+  const blocked = new Set(blocks.map((b) => b.domain));
+  for (const host of names)
+    if (selfAndParents(normalizeDomain(host) ?? host).some((domain) => blocked.has(domain))) suspended.add(host);
+  return suspended;
+}
+
+/** Statuses removed per run of the purge job (it queues itself again while there are more). */
+const PURGE_BATCH = 200;
+
+/**
+ * What a suspended domain had here goes, as Mastodon's suspension does it: the follows between its
+ * accounts and ours end (without telling anyone: nothing is sent there), pending requests go, and
+ * its posts are deleted, a batch per run. Returns whether more is left. A block lifted meanwhile
+ * stops it.
+ */
+export async function purgeSuspendedDomain(ctx: Ctx, domain: string): Promise<boolean> {
+  const db = ctx.db.kysely;
+  const block = await blockFor(db, domain);
+  if (block?.severity !== "suspend") return false;
+  const accounts = db.selectFrom("accounts").select("id").where(onDomain(domain));
+  const follows = await db
+    .selectFrom("follows")
+    .select(["account_id", "target_account_id"])
+    .where((eb) => eb.or([eb("account_id", "in", accounts), eb("target_account_id", "in", accounts)]))
+    .execute();
+  if (follows.length > 0)
+    await ctx.dispatcher.transaction(async (tx) => {
+      for (const follow of follows)
+        await removeFollow(ctx, tx, follow.account_id, follow.target_account_id, { announce: false });
+    });
+  await db
+    .deleteFrom("follow_requests")
+    .where((eb) => eb.or([eb("account_id", "in", accounts), eb("target_account_id", "in", accounts)]))
+    .execute();
+  const statuses = await db
+    .selectFrom("statuses")
+    .selectAll()
+    .where("account_id", "in", accounts)
+    .orderBy("id", "desc")
+    .limit(PURGE_BATCH)
+    .execute();
+  for (const status of statuses)
+    await deleteStatus(ctx, status).catch((error: unknown) => {
+      if (!(error instanceof NotFound)) throw error;
+    });
+  return statuses.length === PURGE_BATCH;
 }

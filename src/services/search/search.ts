@@ -86,7 +86,7 @@ export async function searchAccounts(
 ): Promise<AccountRow[]> {
   if (options.limit <= 0) return [];
   const acct = query.trim().replace(/^@/, "");
-  const exact = /^[\w.-]+(@[\w.-]+)?$/.test(acct) ? await lookupAccount(ctx, acct) : undefined;
+  const exact = /^[\w.-]+(@[\w.-]+(:\d{1,5})?)?$/.test(acct) ? await lookupAccount(ctx, acct) : undefined;
   const words = wordsOf(query);
   if (words.length === 0 && !exact) return [];
   const db = ctx.db.kysely;

@@ -7,7 +7,7 @@
 import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
 import { deliverProfile } from "./federation/outbox/accounts.ts";
-import { acceptFollow, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
+import { acceptFollow, sendBlock, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
 import { deliverDeletion, deliverEdit, deliverFavourite, deliverStatus } from "./federation/outbox/statuses.ts";
 import { afterBulkWrite } from "./services/maintenance.ts";
 import {
@@ -85,6 +85,8 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
       { name: "notifications", mode: "job", run: (event) => notifyOfFollowRequest(ctx, event) },
       { name: "deliver", mode: "job", run: (event) => sendFollow(ctx, event) },
     ],
+    "block.created": [{ name: "deliver", mode: "job", run: (event) => sendBlock(ctx, event) }],
+    "block.removed": [{ name: "deliver", mode: "job", run: (event) => sendBlock(ctx, event) }],
     "follow.removed": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
     "follow_request.ended": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],

@@ -54,6 +54,9 @@ export interface EventPayloads {
    * `uri` is the Follow activity's id when the follow came over federation.
    */
   "follow.removed": { accountId: string; targetAccountId: string; uri: string | null };
+  /** `accountId` blocks `targetAccountId` now. */
+  "block.created": { blockId: string; accountId: string; targetAccountId: string };
+  "block.removed": { blockId: string; accountId: string; targetAccountId: string };
   /** A follow request ended without becoming a follow: its maker withdrew it, or its target declined it. */
   "follow_request.ended": {
     accountId: string;

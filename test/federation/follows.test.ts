@@ -47,7 +47,7 @@ describe("follows between two servers", () => {
       token: viewer.token,
     });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json()[0] as { following: boolean; requested: boolean; followed_by: boolean };
+    return res.json()[0] as { following: boolean; requested: boolean; followed_by: boolean; blocked_by: boolean };
   }
 
   async function counts(peer: Peer, id: string) {
@@ -134,5 +134,15 @@ describe("follows between two servers", () => {
     const blocked = await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB.id}/block`, { token: bob.token });
     assert.equal(blocked.statusCode, 200);
     await eventually(async () => !(await relationship(a, alice, bobOnA.id)).following, "a hears the follow ended");
+    await eventually(async () => (await relationship(a, alice, bobOnA.id)).blocked_by, "a knows alice is blocked");
+    const refollow = await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA.id}/follow`, {
+      token: alice.token,
+    });
+    assert.equal(refollow.statusCode, 403, "a blocked account cannot follow again");
+    const unblocked = await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB.id}/unblock`, {
+      token: bob.token,
+    });
+    assert.equal(unblocked.statusCode, 200);
+    await eventually(async () => !(await relationship(a, alice, bobOnA.id)).blocked_by, "a hears of the unblock");
   });
 });

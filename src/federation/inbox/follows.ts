@@ -3,12 +3,14 @@
  * the client API uses. A Follow of a local account becomes a follow (answered with an Accept by
  * the follow.created subscriber) or a request (the owner decides); a Follow we have already
  * accepted is accepted again, and one the account cannot take (a block, a move) is rejected at
- * once. An Accept or Reject must come from the account that was asked to be followed.
+ * once. An Accept or Reject must come from the account that was asked to be followed. Blocks
+ * and their Undo go through the block service.
  */
-import { Follow, type Accept, type Reject, type Undo } from "@fedify/vocab";
+import { Follow, type Accept, type Block, type Reject, type Undo } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { followAccepted, followByUri, followEndedRemotely, receiveFollow } from "../../services/accounts/follow.ts";
+import { blockAccount, unblockAccount } from "../../services/accounts/hiding.ts";
 import { accountByUri } from "../../services/accounts/remote.ts";
 import { sendFollowAnswer } from "../outbox/follows.ts";
 import { loadersOf, Refused, type Received } from "./inbox.ts";
@@ -63,4 +65,17 @@ export async function onUndoFollow(received: Received<Undo>, follow: Follow): Pr
   if (follow.actorId?.href !== received.sender.uri) throw new Refused("an Undo of someone else's Follow");
   const target = await localAccount(received.ctx, follow.objectId);
   await followEndedRemotely(received.ctx, received.sender, target);
+}
+
+/** A remote account blocks a local one: the follows between them end, and it is hidden as blocks hide. */
+export async function onBlock(received: Received<Block>): Promise<void> {
+  const { ctx, activity, sender } = received;
+  const target = await localAccount(ctx, activity.objectId);
+  await blockAccount(ctx, sender, target, { uri: activity.id?.href ?? null });
+}
+
+export async function onUndoBlock(received: Received<Undo>, block: Block): Promise<void> {
+  if (block.actorId?.href !== received.sender.uri) throw new Refused("an Undo of someone else's Block");
+  const target = await localAccount(received.ctx, block.objectId);
+  await unblockAccount(received.ctx, received.sender, target);
 }

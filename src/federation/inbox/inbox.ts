@@ -7,12 +7,24 @@
  * of ours (the database) is thrown, and Fedify tries again later.
  */
 import type { Federation, InboxContext } from "@fedify/fedify";
-import { Accept, Announce, Create, Delete, Follow, Like, Reject, Undo, Update, type Activity } from "@fedify/vocab";
+import {
+  Accept,
+  Announce,
+  Block,
+  Create,
+  Delete,
+  Follow,
+  Like,
+  Reject,
+  Undo,
+  Update,
+  type Activity,
+} from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import type { Resolver } from "../resolver.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
-import { onAccept, onFollow, onReject, onUndoFollow } from "./follows.ts";
+import { onAccept, onBlock, onFollow, onReject, onUndoBlock, onUndoFollow } from "./follows.ts";
 import { onAnnounce, onCreate, onDelete, onLike, onUndoReaction, onUpdate } from "./statuses.ts";
 
 /** An Undo, by what it undoes. */
@@ -20,6 +32,7 @@ async function onUndo(received: Received<Undo>): Promise<void> {
   const object = await received.activity.getObject(loadersOf(received.fedCtx)).catch(() => null);
   if (!object) throw new Refused("the Undo's object cannot be read");
   if (object instanceof Follow) return onUndoFollow(received, object);
+  if (object instanceof Block) return onUndoBlock(received, object);
   if (object instanceof Like || object instanceof Announce) return onUndoReaction(received, object);
 }
 
@@ -88,6 +101,7 @@ export function registerInbox(
     .on(Delete, guarded(onDelete))
     .on(Announce, guarded(onAnnounce))
     .on(Like, guarded(onLike))
+    .on(Block, guarded(onBlock))
     .onError((_fedCtx, error) =>
       ctx.log.warn({ err: error }, "inbox: an activity could not be handled (retried later)"),
     );

@@ -4,7 +4,7 @@
  * answered by an Accept, or a Reject when it is declined or later removed; a local account's
  * unfollow, or a withdrawn request, is an Undo of its Follow. Run by the `deliver` subscribers.
  */
-import { Accept, Follow, Reject, Undo } from "@fedify/vocab";
+import { Accept, Block, Follow, Reject, Undo } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { newId } from "../../db/ids.ts";
@@ -75,4 +75,28 @@ export async function sendFollowEnd(
   } else if (follower.domain !== null && target.domain === null && event.uri) {
     await sendFollowAnswer(ctx, { follower, target, uri: event.uri, accept: false });
   }
+}
+
+/** The Block of a remote account by a local one (its id under the blocker, as Mastodon names it). */
+const blockOf = (blocker: AccountRow, target: AccountRow, blockId: string) =>
+  new Block({
+    id: new URL(`${blocker.uri}#blocks/${blockId}`),
+    actor: new URL(blocker.uri),
+    object: new URL(target.uri),
+  });
+
+/** A local account blocked or unblocked a remote one: Block, or Undo of it, to the blocked account. */
+export async function sendBlock(
+  ctx: Ctx,
+  event: DomainEvent<"block.created"> | DomainEvent<"block.removed">,
+): Promise<void> {
+  const accounts = await pair(ctx, event.accountId, event.targetAccountId);
+  if (!accounts || accounts.follower.domain !== null || accounts.target.domain === null) return;
+  const { follower: blocker, target } = accounts;
+  const block = blockOf(blocker, target, event.blockId);
+  const activity =
+    event.type === "block.created"
+      ? block
+      : new Undo({ id: new URL(`${block.id!.href}/undo`), actor: new URL(blocker.uri), object: block });
+  await send(ctx, blocker, [target], activity, { orderingKey: `${blocker.uri} ${target.uri}` });
 }

@@ -22,21 +22,40 @@ function refuseSelf(viewer: AccountRow, target: AccountRow): void {
   if (viewer.id === target.id) throw new Forbidden();
 }
 
-export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
+/**
+ * `viewer` blocks `target`: the follows between them end both ways, pending requests go, an
+ * endorsement goes. `uri` is the Block activity's id when the block came from another server
+ * (then the blocker's own follow ends quietly: its server knows). Blocks of a remote account
+ * are sent to its server (`block.created`).
+ */
+export async function blockAccount(
+  ctx: Ctx,
+  viewer: AccountRow,
+  target: AccountRow,
+  { uri = null }: { uri?: string | null } = {},
+): Promise<void> {
   refuseSelf(viewer, target);
   await ctx.dispatcher.transaction(async (tx) => {
-    await tx
+    const id = newId();
+    const inserted = await tx
       .insertInto("blocks")
       .values({
-        id: newId(),
+        id,
         account_id: viewer.id,
         target_account_id: target.id,
-        uri: null,
+        uri,
         created_at: new Date().toISOString(),
       })
       .onConflict((oc) => oc.columns(["account_id", "target_account_id"]).doNothing())
-      .execute();
-    await removeFollow(ctx, tx, viewer.id, target.id);
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0)
+      await ctx.dispatcher.emit(tx, {
+        type: "block.created",
+        blockId: id,
+        accountId: viewer.id,
+        targetAccountId: target.id,
+      });
+    await removeFollow(ctx, tx, viewer.id, target.id, { announce: uri === null });
     await removeFollow(ctx, tx, target.id, viewer.id);
     await tx
       .deleteFrom("follow_requests")
@@ -57,11 +76,21 @@ export async function blockAccount(ctx: Ctx, viewer: AccountRow, target: Account
 }
 
 export async function unblockAccount(ctx: Ctx, viewer: AccountRow, target: AccountRow): Promise<void> {
-  await ctx.db.kysely
-    .deleteFrom("blocks")
-    .where("account_id", "=", viewer.id)
-    .where("target_account_id", "=", target.id)
-    .execute();
+  await ctx.dispatcher.transaction(async (tx) => {
+    const removed = await tx
+      .deleteFrom("blocks")
+      .where("account_id", "=", viewer.id)
+      .where("target_account_id", "=", target.id)
+      .returning(["id", "uri"])
+      .execute();
+    for (const block of removed)
+      await ctx.dispatcher.emit(tx, {
+        type: "block.removed",
+        blockId: block.id,
+        accountId: viewer.id,
+        targetAccountId: target.id,
+      });
+  });
   await relationsChanged(ctx, viewer.id, target.id);
 }
 

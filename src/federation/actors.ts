@@ -67,6 +67,7 @@ export function actorOf({ row, entity, publicKey, sharedInbox }: ActorParts): Pe
     followers: row.followers_url ? new URL(row.followers_url) : null,
     following: row.following_url ? new URL(row.following_url) : null,
     featured: row.featured_url ? new URL(row.featured_url) : null,
+    featuredTags: row.domain === null ? new URL(`${row.uri}/collections/tags`) : null,
     endpoints: new Endpoints({ sharedInbox }),
     publicKey,
     manuallyApprovesFollowers: entity.locked,

@@ -19,6 +19,7 @@ import { userAgent } from "../services/http/outbound.ts";
 import { keyPairOf, localActor } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
 import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
+import { registerCollections } from "./collections.ts";
 import { DatabaseKvStore } from "./kv.ts";
 import { routeFedifyLogs } from "./logging.ts";
 import { FIRST_KNOCK, loaders } from "./loaders.ts";
@@ -111,6 +112,7 @@ export function buildFederation(ctx: Ctx): Federation<void> {
     if (!links || links.author.suspended_at) return null;
     return noteOf(links, await serializeStatus(ctx, links.status));
   });
+  registerCollections(ctx, federation);
   registerInbox(ctx, federation, { inbox: INBOX_PATH, sharedInbox: SHARED_INBOX_PATH });
   return federation;
 }

@@ -91,6 +91,8 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/users/:username", (req, reply) => dispatch(req, reply));
   app.get(INSTANCE_ACTOR_PATH, (req, reply) => dispatch(req, reply));
   app.get("/users/:username/statuses/:id", (req, reply) => dispatch(req, reply));
+  for (const collection of ["outbox", "followers", "following", "collections/featured", "collections/tags"])
+    app.get(`/users/:username/${collection}`, (req, reply) => dispatch(req, reply));
 
   await app.register(async (inboxes) => {
     // Any media type, kept as bytes: the signature's digest covers the body exactly as sent.

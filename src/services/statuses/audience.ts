@@ -20,40 +20,69 @@ export interface StatusLinks {
 }
 
 export async function statusLinks(ctx: Ctx, statusId: string): Promise<StatusLinks | undefined> {
+  return (await statusLinksOf(ctx, [statusId]))[0];
+}
+
+/** The links of each of `statusIds` that exists, in their order: a fixed number of queries for any number. */
+export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Promise<StatusLinks[]> {
   const db = ctx.db.kysely;
-  const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
-  if (!status) return undefined;
-  const [author, mentioned, parent, reblogOf] = await Promise.all([
-    db.selectFrom("accounts").selectAll().where("id", "=", status.account_id).executeTakeFirst(),
+  if (statusIds.length === 0) return [];
+  const statuses = await db
+    .selectFrom("statuses")
+    .selectAll()
+    .where("id", "in", [...statusIds])
+    .execute();
+  const reblogIds = statuses.map((s) => s.reblog_of_id).filter((id): id is string => id !== null);
+  const parentIds = statuses.map((s) => s.in_reply_to_id).filter((id): id is string => id !== null);
+  const [mentions, parents, reblogged] = await Promise.all([
     db
       .selectFrom("mentions")
       .innerJoin("accounts", "accounts.id", "mentions.account_id")
       .selectAll("accounts")
-      .where("mentions.status_id", "=", status.id)
+      .select("mentions.status_id as mentionStatusId")
+      .where(
+        "mentions.status_id",
+        "in",
+        statuses.map((s) => s.id),
+      )
+      .orderBy("mentions.id")
       .execute(),
-    status.in_reply_to_id
+    parentIds.length
       ? db
           .selectFrom("statuses")
           .innerJoin("accounts", "accounts.id", "statuses.account_id")
-          .select(["statuses.uri", "accounts.uri as authorUri"])
-          .where("statuses.id", "=", status.in_reply_to_id)
-          .executeTakeFirst()
-      : undefined,
-    status.reblog_of_id
-      ? db.selectFrom("statuses").selectAll().where("id", "=", status.reblog_of_id).executeTakeFirst()
-      : undefined,
+          .select(["statuses.id", "statuses.uri", "accounts.uri as authorUri"])
+          .where("statuses.id", "in", parentIds)
+          .execute()
+      : [],
+    reblogIds.length ? db.selectFrom("statuses").selectAll().where("id", "in", reblogIds).execute() : [],
   ]);
-  if (!author) return undefined;
-  const reblogAuthor = reblogOf
-    ? await db.selectFrom("accounts").selectAll().where("id", "=", reblogOf.account_id).executeTakeFirst()
-    : undefined;
-  return {
-    status,
-    author,
-    mentioned,
-    parent: parent ?? null,
-    reblogOf: reblogOf && reblogAuthor ? { status: reblogOf, author: reblogAuthor } : null,
-  };
+  const authorIds = [...new Set([...statuses, ...reblogged].map((s) => s.account_id))];
+  const authors = new Map(
+    (await db.selectFrom("accounts").selectAll().where("id", "in", authorIds).execute()).map((a) => [a.id, a]),
+  );
+  const parentsById = new Map(parents.map((p) => [p.id, { uri: p.uri, authorUri: p.authorUri }]));
+  const rebloggedById = new Map(reblogged.map((r) => [r.id, r]));
+  const byId = new Map(statuses.map((s) => [s.id, s]));
+  const mentioned = new Map<string, AccountRow[]>();
+  for (const { mentionStatusId, ...account } of mentions)
+    mentioned.set(mentionStatusId, [...(mentioned.get(mentionStatusId) ?? []), account as AccountRow]);
+  const links: StatusLinks[] = [];
+  for (const id of statusIds) {
+    const status = byId.get(id);
+    const author = status && authors.get(status.account_id);
+    if (!status || !author) continue;
+    const original = status.reblog_of_id ? rebloggedById.get(status.reblog_of_id) : undefined;
+    const originalAuthor = original && authors.get(original.account_id);
+    links.push({
+      status,
+      author,
+      mentioned: mentioned.get(status.id) ?? [],
+      parent: (status.in_reply_to_id && parentsById.get(status.in_reply_to_id)) || null,
+      reblogOf: original && originalAuthor ? { status: original, author: originalAuthor } : null,
+    });
+  }
+  return links;
 }
 
 /** The remote accounts that follow `accountId`, with their inboxes (delivery dedupes them by inbox). */

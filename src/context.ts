@@ -1,6 +1,6 @@
 import type { Federation } from "@fedify/fedify";
 import type { FastifyBaseLogger } from "fastify";
-import type { AccountRow } from "./db/schema.ts";
+import type { AccountRow, StatusRow } from "./db/schema.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/connect.ts";
 import type { JobQueue } from "./jobs/queue.ts";
@@ -42,4 +42,9 @@ export interface RemoteResolver {
    * be found or is refused (a suspended domain, an unreachable server).
    */
   account(query: string): Promise<AccountRow | undefined>;
+  /**
+   * What the URL of another server's page or object is: its account or its post, fetched and
+   * stored (Mastodon's ResolveURLService); undefined when it is neither or cannot be fetched.
+   */
+  url(url: string): Promise<{ account: AccountRow } | { status: StatusRow } | undefined>;
 }

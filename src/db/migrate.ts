@@ -26,7 +26,7 @@ import { directory } from "./migrations/0027_directory.ts";
 import { jobOrdering } from "./migrations/0028_job_ordering.ts";
 import { federationKv } from "./migrations/0029_federation_kv.ts";
 import { jobWorkerBoot } from "./migrations/0030_job_worker_boot.ts";
-import { followUris } from "./migrations/0031_follow_uris.ts";
+import { federationLookups } from "./migrations/0031_federation_lookups.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -58,7 +58,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   jobOrdering,
   federationKv,
   jobWorkerBoot,
-  followUris,
+  federationLookups,
 ];
 
 /**

@@ -9,13 +9,15 @@
 import type { Context } from "@fedify/fedify";
 import { isActor, type Actor } from "@fedify/vocab";
 import type { Ctx, RemoteResolver } from "../context.ts";
-import type { AccountRow } from "../db/schema.ts";
+import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
-import { accountByUri, DomainSuspended, storeRemoteAccount } from "../services/accounts/remote.ts";
+import { accountByUri, accountByUrl, DomainSuspended, storeRemoteAccount } from "../services/accounts/remote.ts";
+import { statusByUri, statusByUrl } from "../services/statuses/remote.ts";
 import { ValidationFailed } from "../errors.ts";
 import { safeFetch, SafeFetchError } from "../services/http/safe_fetch.ts";
 import { ActorRefused, remoteAccountData } from "./actor_rows.ts";
 import { INSTANCE_ACTOR } from "./instance_actor.ts";
+import { fetchPost, isPost } from "./note_rows.ts";
 
 const ACTIVITY_TYPES = new Set([
   "application/activity+json",
@@ -61,6 +63,32 @@ export class Resolver implements RemoteResolver {
       return finger ? this.accountByUri(finger.actorUri) : undefined;
     }
     if (/^https?:\/\//i.test(query.trim())) return this.accountByUri(query.trim());
+    return undefined;
+  }
+
+  async url(raw: string): Promise<{ account: AccountRow } | { status: StatusRow } | undefined> {
+    const url = URL.parse(raw.trim());
+    if (!url || !/^https?:$/.test(url.protocol) || this.#isLocal(url.host.toLowerCase())) return undefined;
+    const known = (await accountByUri(this.#ctx, url.href)) ?? (await accountByUrl(this.#ctx, url.href));
+    if (known) return { account: known };
+    const stored = (await statusByUri(this.#ctx, url.href)) ?? (await statusByUrl(this.#ctx, url.href));
+    if (stored) return { status: stored };
+    let object: unknown;
+    try {
+      object = await this.fetchObject(url);
+    } catch (error) {
+      this.#ctx.log.info({ err: error, url: url.href }, "could not resolve a URL");
+      return undefined;
+    }
+    if (isActor(object)) {
+      const account = await this.storeActor(object);
+      return account ? { account } : undefined;
+    }
+    if (isPost(object) && object.id) {
+      // Stored from its id (the page URL may differ), fetched again so that its origin is its own.
+      const status = await fetchPost({ ctx: this.#ctx, resolver: this, fedCtx: this.context() }, object.id);
+      return status ? { status } : undefined;
+    }
     return undefined;
   }
 

@@ -16,7 +16,7 @@ import { INSTANCE_ACTOR_PATH } from "./instance_actor.ts";
 /** The largest activity an inbox takes, as Mastodon (1 MiB). */
 export const INBOX_BODY_LIMIT = 1024 * 1024;
 
-function toRequest(req: FastifyRequest, base: URL, body?: Buffer): Request {
+function toRequest(req: FastifyRequest, base: URL, body?: Buffer, path?: string): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -24,7 +24,7 @@ function toRequest(req: FastifyRequest, base: URL, body?: Buffer): Request {
     else headers.set(name, value);
   }
   headers.set("host", base.host);
-  return new Request(new URL(req.url, base), {
+  return new Request(new URL(path ?? req.url, base), {
     method: req.method,
     headers,
     body: body ? new Uint8Array(body) : undefined,
@@ -77,8 +77,8 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
   const base = new URL(ctx.config.baseUrl);
   const notFound = new Response(null, { status: 404 });
 
-  const dispatch = async (req: FastifyRequest, reply: FastifyReply, body?: Buffer) => {
-    const response = await ctx.federation.fetch(toRequest(req, base, body), {
+  const dispatch = async (req: FastifyRequest, reply: FastifyReply, body?: Buffer, path?: string) => {
+    const response = await ctx.federation.fetch(toRequest(req, base, body, path), {
       contextData: undefined,
       onNotFound: () => notFound,
       onNotAcceptable: () => notFound,
@@ -93,6 +93,16 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/users/:username/statuses/:id", (req, reply) => dispatch(req, reply));
   for (const collection of ["outbox", "followers", "following", "collections/featured", "collections/tags"])
     app.get(`/users/:username/${collection}`, (req, reply) => dispatch(req, reply));
+  // The pages' URLs (`url` of actors and Notes) answer ActivityPub JSON too, as Mastodon's do:
+  // a link pasted into another server's search resolves. Browsers get the pages.
+  app.get("/@:username", (req, reply) => {
+    const { username } = req.params as { username: string };
+    return dispatch(req, reply, undefined, `/users/${encodeURIComponent(username)}`);
+  });
+  app.get("/@:username/:id", (req, reply) => {
+    const { username, id } = req.params as { username: string; id: string };
+    return dispatch(req, reply, undefined, `/users/${encodeURIComponent(username)}/statuses/${encodeURIComponent(id)}`);
+  });
 
   await app.register(async (inboxes) => {
     // Any media type, kept as bytes: the signature's digest covers the body exactly as sent.

@@ -5,8 +5,10 @@
  * removes the copy; followers-only posts reach only followers and direct ones only the addressee.
  */
 import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createUser, eventually, postStatus, request, type TestUser } from "../kit.ts";
+import { WsClient } from "../streaming_clients.ts";
 import { startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 interface StatusJson {
@@ -222,5 +224,40 @@ describe("posts between two servers", () => {
       const copy = (await request(b.server.app, "GET", `/api/v1/accounts/${aliceOnB}`)).json();
       return copy.display_name === "Alice Liddell" && /rabbit hole/.test(copy.note);
     }, "the new profile on b");
+  });
+
+  test("a link to the other server's post or profile resolves in search", async () => {
+    const post = await postStatus(a.server, alice, { status: "Find me by my link" });
+    const byUrl = await request(b.server.app, "GET", `/api/v2/search?q=${encodeURIComponent(post.url!)}&resolve=true`, {
+      token: carol.token,
+    });
+    assert.equal(byUrl.statusCode, 200, byUrl.body);
+    assert.deepEqual(
+      byUrl.json().statuses.map((s: StatusJson) => s.uri),
+      [post.uri],
+    );
+    const profile = await request(
+      b.server.app,
+      "GET",
+      `/api/v2/search?q=${encodeURIComponent(`${a.baseUrl}/@alice`)}&resolve=true&type=accounts`,
+      { token: carol.token },
+    );
+    assert.equal(profile.json().accounts[0].acct, `alice@${a.domain}`);
+    const unresolved = await request(b.server.app, "GET", `/api/v2/search?q=${encodeURIComponent(post.url!)}`, {
+      token: carol.token,
+    });
+    assert.equal(unresolved.statusCode, 200);
+  });
+
+  test("streaming on the receiving side delivers a remote post", async () => {
+    const address = b.server.app.server.address() as AddressInfo;
+    const stream = await WsClient.connect(`127.0.0.1:${address.port}`, bob.token, { query: "stream=user" });
+    try {
+      const post = await postStatus(a.server, alice, { status: "Live from a" });
+      const frame = await stream.event("update", (payload) => JSON.parse(payload ?? "{}").uri === post.uri, 8000);
+      assert.equal(JSON.parse(frame.payload!).account.acct, `alice@${a.domain}`);
+    } finally {
+      stream.close();
+    }
   });
 });

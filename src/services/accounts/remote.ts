@@ -140,3 +140,13 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
 export async function accountByUri(ctx: Ctx, uri: string): Promise<AccountRow | undefined> {
   return ctx.db.kysely.selectFrom("accounts").selectAll().where("uri", "=", uri).executeTakeFirst();
 }
+
+/** The remote account whose profile page is `url`, if this server knows it. */
+export async function accountByUrl(ctx: Ctx, url: string): Promise<AccountRow | undefined> {
+  return ctx.db.kysely
+    .selectFrom("accounts")
+    .selectAll()
+    .where("url", "=", url)
+    .where("domain", "is not", null)
+    .executeTakeFirst();
+}

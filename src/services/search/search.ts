@@ -259,19 +259,28 @@ export async function resolveLocalUrl(
 }
 
 /**
- * The remote account a handle (`@user@domain`) or a link to another server names when this server
- * did not know it yet (fetched and stored now); undefined for anything else, which the ordinary
- * search finds.
+ * What a handle (`@user@domain`) or a link to another server names when this server did not know
+ * it yet: the account, or the post (fetched and stored now, then shown as the viewer may see it);
+ * undefined for anything else, which the ordinary search finds.
  */
-async function resolveRemote(ctx: Ctx, query: string): Promise<AccountRow | undefined> {
+async function resolveRemote(
+  ctx: Ctx,
+  viewer: AccountRow,
+  query: string,
+): Promise<Pick<SearchResults, "accounts" | "statuses"> | undefined> {
   const text = query.trim();
   const isHandle = /^@?[^@\s/]+@[^@\s/]+$/.test(text);
   const isUrl = /^https?:\/\//i.test(text);
-  if (!isHandle && !isUrl) return undefined;
-  if (isHandle && (await lookupAccount(ctx, text))) return undefined;
-  if (isUrl && URL.parse(text)?.host === new URL(ctx.config.baseUrl).host) return undefined;
-  const found = await ctx.remote.account(text);
-  return found && !found.suspended_at ? found : undefined;
+  if (isHandle) {
+    if (await lookupAccount(ctx, text)) return undefined;
+    const found = await ctx.remote.account(text);
+    return found && !found.suspended_at ? { accounts: [found], statuses: [] } : undefined;
+  }
+  if (!isUrl || URL.parse(text)?.host === new URL(ctx.config.baseUrl).host) return undefined;
+  const found = await ctx.remote.url(text);
+  if (!found) return undefined;
+  if ("account" in found) return found.account.suspended_at ? undefined : { accounts: [found.account], statuses: [] };
+  return { accounts: [], statuses: await findVisibleStatuses(ctx, [found.status.id], viewer.id) };
 }
 
 /** GET /api/v2/search: each kind of result asked for, `limit` of each. */
@@ -295,9 +304,14 @@ export async function search(
   // A handle (`user@domain`) looks for accounts only, as Mastodon does.
   const handle = query.includes("@") && !query.trim().includes(" ");
   // Resolving reaches other servers: only for a signed-in user, as Mastodon allows it.
-  if (options.resolve && viewer && wants("accounts") && offset === 0) {
-    const remote = await resolveRemote(ctx, query);
-    if (remote) return { accounts: [remote], hashtags: [], statuses: [] };
+  if (options.resolve && viewer && offset === 0) {
+    const remote = await resolveRemote(ctx, viewer, query);
+    if (remote && remote.accounts.length + remote.statuses.length > 0)
+      return {
+        accounts: wants("accounts") ? remote.accounts : [],
+        statuses: wants("statuses") ? remote.statuses : [],
+        hashtags: [],
+      };
   }
   const [accounts, hashtags, statuses] = await Promise.all([
     wants("accounts") ? searchAccounts(ctx, viewer, query, { ...options, offset }) : [],

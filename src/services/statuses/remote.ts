@@ -64,6 +64,18 @@ export async function statusByUri(ctx: Ctx, uri: string): Promise<StatusRow | un
   return ctx.db.kysely.selectFrom("statuses").selectAll().where("uri", "=", uri).executeTakeFirst();
 }
 
+/** The status whose page is `url` (when it is not its id), if any. */
+export async function statusByUrl(ctx: Ctx, url: string): Promise<StatusRow | undefined> {
+  return ctx.db.kysely
+    .selectFrom("statuses")
+    .selectAll()
+    .where("url", "=", url)
+    .where("url", "is not", null)
+    .whereRef("url", "<>", "uri")
+    .where("reblog_of_id", "is", null)
+    .executeTakeFirst();
+}
+
 async function insertMedia(
   tx: Kysely<Database>,
   authorId: string,

@@ -1,0 +1,18 @@
+import { sql, type Kysely } from "kysely";
+import type { RookeryMigration } from "./types.ts";
+
+/**
+ * What federation looks up: follows and follow requests that crossed servers by their Follow
+ * activity's id (an Accept, Reject or Undo names it; partial, since local follows have none), and
+ * accounts and posts by the URL of their page (a link pasted into search).
+ */
+export const federationLookups: RookeryMigration = {
+  name: "0031_federation_lookups",
+  // deno-lint-ignore no-explicit-any
+  async up(db: Kysely<any>) {
+    await sql`CREATE INDEX index_follows_on_uri ON follows (uri) WHERE uri IS NOT NULL`.execute(db);
+    await sql`CREATE INDEX index_follow_requests_on_uri ON follow_requests (uri) WHERE uri IS NOT NULL`.execute(db);
+    await sql`CREATE INDEX index_accounts_on_url ON accounts (url) WHERE url IS NOT NULL`.execute(db);
+    await sql`CREATE INDEX index_statuses_on_url ON statuses (url) WHERE url IS NOT NULL AND url <> uri`.execute(db);
+  },
+};

@@ -7,6 +7,7 @@
 import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
 import { deliverProfile } from "./federation/outbox/accounts.ts";
+import { deliverVote } from "./federation/outbox/polls.ts";
 import { acceptFollow, sendBlock, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
 import { deliverDeletion, deliverEdit, deliverFavourite, deliverStatus } from "./federation/outbox/statuses.ts";
 import { afterBulkWrite } from "./services/maintenance.ts";
@@ -89,6 +90,7 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
     "block.removed": [{ name: "deliver", mode: "job", run: (event) => sendBlock(ctx, event) }],
     "follow.removed": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
     "follow_request.ended": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
+    "poll.voted": [{ name: "deliver", mode: "job", run: (event) => deliverVote(ctx, event) }],
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
     "account.updated": [{ name: "deliver", mode: "job", run: (event) => deliverProfile(ctx, event) }],
     "account.registered": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfSignUp(ctx, event) }],

@@ -64,6 +64,8 @@ export interface EventPayloads {
     uri: string | null;
     outcome: "withdrawn" | "rejected";
   };
+  /** `accountId` voted in a poll (`choices`: the option indexes this vote added). */
+  "poll.voted": { pollId: string; accountId: string; choices: number[] };
   /** A poll closed (its author and voters hear of it once). */
   "poll.ended": { pollId: string };
   /** A local account's profile changed (its name, bio, fields, pictures, flags, or a suspension): other servers refresh it. */

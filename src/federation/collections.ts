@@ -6,7 +6,7 @@
  * last ID of the page before), and each page costs a fixed number of queries.
  */
 import type { Federation } from "@fedify/fedify";
-import { Hashtag, type Activity, type Note } from "@fedify/vocab";
+import { Hashtag, type Activity, type Note, type Question } from "@fedify/vocab";
 import type { Ctx } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { serializeStatuses } from "../entities/status.ts";
@@ -125,7 +125,7 @@ export function registerCollections(ctx: Ctx, federation: Federation<void>): voi
       rows.map((r) => r.id),
     );
     const entities = new Map((await serializeStatuses(ctx, rows)).map((e) => [e.id, e]));
-    const notes: Note[] = [];
+    const notes: Array<Note | Question> = [];
     for (const link of links) {
       const entity = entities.get(link.status.id);
       if (entity) notes.push(noteOf(link, entity));

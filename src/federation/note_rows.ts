@@ -5,7 +5,7 @@
  * server lacks it, a few levels up), the accounts it mentions (fetched when unknown), hashtags and
  * attachments. The Note must be on its author's server and attributed to its author.
  */
-import type { Context } from "@fedify/fedify";
+import type { Context, DocumentLoader } from "@fedify/fedify";
 import {
   Article,
   Audio,
@@ -27,6 +27,7 @@ import {
   statusByUri,
   storeRemoteStatus,
   type RemoteMedia,
+  type RemotePoll,
   type RemoteStatusData,
   type Visibility,
 } from "../services/statuses/remote.ts";
@@ -93,7 +94,11 @@ async function readPost(
   depth: number,
 ): Promise<RemoteStatusData> {
   const { resolver, fedCtx } = read;
-  const loaders = { documentLoader: fedCtx.documentLoader, contextLoader: fedCtx.contextLoader, suppressError: true };
+  const loaders = {
+    documentLoader: fedCtx.documentLoader,
+    contextLoader: fedCtx.contextLoader,
+    suppressError: true as const,
+  };
   const id = post.id!;
   const mentioned: AccountRow[] = [];
   const tags: string[] = [];
@@ -145,7 +150,41 @@ async function readPost(
     media,
     published,
     editedAt: post.updated ? new Date(post.updated.epochMilliseconds) : null,
+    poll: post instanceof Question ? await pollOf(post, loaders) : null,
   };
+}
+
+/** A Question's poll: its options (exclusive: one choice; inclusive: several) with their votes. */
+async function pollOf(
+  question: Question,
+  loaders: { documentLoader: DocumentLoader; contextLoader: DocumentLoader; suppressError: true },
+): Promise<RemotePoll | null> {
+  const multiple = question.inclusiveOptionIds.length > 0 || (await hasAny(question.getInclusiveOptions(loaders)));
+  const options: string[] = [];
+  const tallies: number[] = [];
+  for await (const option of multiple ? question.getInclusiveOptions(loaders) : question.getExclusiveOptions(loaders)) {
+    const name = option.name?.toString().trim();
+    if (!name) continue;
+    const replies = await option.getReplies(loaders).catch(() => null);
+    options.push(name);
+    tallies.push(replies?.totalItems ?? 0);
+  }
+  if (options.length === 0) return null;
+  const end =
+    question.endTime ??
+    (question.closed instanceof Object && "epochMilliseconds" in question.closed ? question.closed : null);
+  return {
+    options,
+    tallies,
+    multiple,
+    expiresAt: end ? new Date(end.epochMilliseconds) : null,
+    votersCount: question.voters,
+  };
+}
+
+async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
+  for await (const _ of items) return true;
+  return false;
 }
 
 /** The stored parent of a reply: known, or fetched (and stored) while `depth` allows. */

@@ -16,6 +16,7 @@
 import { LanguageString } from "@fedify/fedify";
 import {
   Announce,
+  Collection,
   Create,
   Delete,
   Document,
@@ -25,11 +26,14 @@ import {
   Mention,
   Note,
   PUBLIC_COLLECTION,
+  Question,
   Tombstone,
   Update,
 } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
-import type { AccountRow } from "../db/schema.ts";
+import { pollOptions, pollTallies } from "../db/columns.ts";
+import type { AccountRow, PollRow } from "../db/schema.ts";
+import { isPollExpired } from "../entities/poll.ts";
 import type { Status } from "../entities/status.ts";
 import type { StatusLinks } from "../services/statuses/audience.ts";
 
@@ -80,11 +84,30 @@ function attachmentOf(media: Status["media_attachments"][number]): Document | nu
   });
 }
 
-/** The Note of a local status (not a boost); `entity` is its API form, seen by nobody in particular. */
-export function noteOf(links: StatusLinks, entity: Status): Note {
+/** A poll's options as Mastodon sends them: Notes named by the option, their votes as `replies`. */
+function pollFields(poll: PollRow) {
+  const tallies = pollTallies(poll);
+  const options = pollOptions(poll).map(
+    (title, i) => new Note({ name: title, replies: new Collection({ totalItems: tallies[i] ?? 0 }) }),
+  );
+  const endTime = poll.expires_at ? instant(poll.expires_at) : null;
+  const closed = poll.closed_at ? instant(poll.closed_at) : poll.expires_at && isPollExpired(poll) ? endTime : null;
+  return {
+    ...(poll.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+    endTime,
+    closed,
+    voters: poll.voters_count ?? 0,
+  };
+}
+
+/**
+ * The Note of a local status (not a boost) — a Question when it has a poll; `entity` is its API
+ * form, seen by nobody in particular.
+ */
+export function noteOf(links: StatusLinks, entity: Status): Note | Question {
   const { status, author, mentioned, parent } = links;
   const content = entity.content ?? "";
-  return new Note({
+  const values = {
     id: new URL(status.uri),
     url: status.url ? new URL(status.url) : null,
     attribution: new URL(author.uri),
@@ -114,11 +137,12 @@ export function noteOf(links: StatusLinks, entity: Status): Note {
           }),
       ),
     ],
-  });
+  };
+  return links.poll ? new Question({ ...values, ...pollFields(links.poll) }) : new Note(values);
 }
 
 /** The Create that publishes a status (`/activity` beside it, as Mastodon names it). */
-export function createOf(note: Note, links: StatusLinks): Create {
+export function createOf(note: Note | Question, links: StatusLinks): Create {
   return new Create({
     id: new URL(`${links.status.uri}/activity`),
     actor: new URL(links.author.uri),
@@ -130,7 +154,7 @@ export function createOf(note: Note, links: StatusLinks): Create {
 }
 
 /** The Update that carries an edited status. */
-export function updateOf(note: Note, links: StatusLinks): Update {
+export function updateOf(note: Note | Question, links: StatusLinks): Update {
   return new Update({
     id: new URL(`${links.status.uri}#updates/${Date.parse(links.status.edited_at ?? links.status.updated_at)}`),
     actor: new URL(links.author.uri),

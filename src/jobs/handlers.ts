@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
+import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
 import {
   afterBulkWrite,
   pruneExpiredRecords,
@@ -43,6 +44,9 @@ export function registerJobHandlers(ctx: Ctx): void {
     );
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register(POLL_UPDATE_JOB, async (payload) => {
+    await deliverPollUpdate(ctx, (payload as { statusId: string }).statusId);
+  });
   ctx.jobs.register(PURGE_JOB, async (payload) => {
     const { domain } = payload as { domain: string };
     if (await purgeSuspendedDomain(ctx, domain)) await ctx.jobs.enqueue(PURGE_JOB, { domain });

@@ -260,4 +260,40 @@ describe("posts between two servers", () => {
       stream.close();
     }
   });
+
+  test("a poll crosses as a Question; votes reach its author and tallies come back", async () => {
+    const post = await postStatus(a.server, alice, {
+      status: "Tea or coffee?",
+      poll: { options: ["tea", "coffee"], expires_in: 3600 },
+    });
+    const copy = await copyIn(b, bob, post.uri);
+    const pollOnB = (copy as unknown as { poll: { id: string; options: Array<{ title: string }>; multiple: boolean } })
+      .poll;
+    assert.deepEqual(
+      pollOnB.options.map((o) => o.title),
+      ["tea", "coffee"],
+    );
+    const voted = await request(b.server.app, "POST", `/api/v1/polls/${pollOnB.id}/votes`, {
+      token: bob.token,
+      json: { choices: [0] },
+    });
+    assert.equal(voted.statusCode, 200, voted.body);
+    const pollOnA = (post as unknown as { poll: { id: string } }).poll;
+    await eventually(async () => {
+      const now = (await request(a.server.app, "GET", `/api/v1/polls/${pollOnA.id}`, { token: alice.token })).json();
+      return now.options[0].votes_count === 1 && now.voters_count === 1;
+    }, "bob's vote counted on a");
+    // A vote on a's side comes back to b with the tallies.
+    const dave = await createUser(a.server.ctx, "dave");
+    await request(a.server.app, "POST", `/api/v1/polls/${pollOnA.id}/votes`, {
+      token: dave.token,
+      json: { choices: [1] },
+    });
+    await eventually(async () => {
+      const now = (await request(b.server.app, "GET", `/api/v1/polls/${pollOnB.id}`, { token: carol.token })).json();
+      return now.options[0].votes_count === 1 && now.options[1].votes_count === 1 && now.voters_count === 2;
+    }, "the tallies reach b");
+    const after = await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token });
+    assert.equal(after.json().edited_at, null, "new tallies are no edit");
+  });
 });

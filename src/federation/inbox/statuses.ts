@@ -5,12 +5,26 @@
  * activity touches must belong to its sender: a post is created, edited or deleted only by its
  * author, a boost undone only by its booster.
  */
-import { Announce, isActor, Like, type Create, type Delete, type Undo, type Update } from "@fedify/vocab";
+import { Announce, isActor, Like, Note, type Create, type Delete, type Undo, type Update } from "@fedify/vocab";
 import { favourite, unfavourite } from "../../services/statuses/interactions.ts";
 import { deleteStatus } from "../../services/statuses/delete.ts";
-import { statusByUri, storeRemoteReblog, updateRemoteStatus } from "../../services/statuses/remote.ts";
+import { pollById, recordRemoteVote } from "../../services/polls/vote.ts";
+import {
+  statusByUri,
+  storeRemoteReblog,
+  updateRemoteStatus,
+  updateRemoteTallies,
+} from "../../services/statuses/remote.ts";
 import { NotFound } from "../../errors.ts";
-import { fetchPost, isPost, postData, PostRefused, storePost, type ReadContext } from "../note_rows.ts";
+import {
+  fetchPost,
+  isPost,
+  postData,
+  PostRefused,
+  storePost,
+  type PostObject,
+  type ReadContext,
+} from "../note_rows.ts";
 import type { Resolver } from "../resolver.ts";
 import { loadersOf, Refused, type Received } from "./inbox.ts";
 
@@ -33,7 +47,21 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
 export async function onCreate(received: Received<Create>): Promise<void> {
   const object = await received.activity.getObject(loadersOf(received.fedCtx));
   if (!isPost(object)) return;
+  if (await isVote(received, object)) return;
   await refusing(() => storePost(readContext(received), object, received.sender));
+}
+
+/**
+ * A vote in a local poll, as Mastodon sends one: a Note named by the option, replying to the poll,
+ * without content. It is counted (or not), never stored as a post.
+ */
+async function isVote(received: Received<Create>, object: PostObject): Promise<boolean> {
+  if (!(object instanceof Note) || !object.name || !object.replyTargetId || object.content) return false;
+  const status = await statusByUri(received.ctx, object.replyTargetId.href);
+  if (!status?.local || !status.poll_id) return false;
+  const poll = await pollById(received.ctx, status.poll_id);
+  if (poll) await recordRemoteVote(received.ctx, received.sender, poll, object.name.toString());
+  return true;
 }
 
 export async function onUpdate(received: Received<Update>): Promise<void> {
@@ -51,6 +79,8 @@ export async function onUpdate(received: Received<Update>): Promise<void> {
   if (!status) return;
   if (status.account_id !== sender.id) throw new Refused(`${sender.uri} edits a post of someone else`);
   const data = await refusing(() => postData(readContext(received), object, sender));
+  // A poll's new tallies alone are no edit.
+  if (await updateRemoteTallies(ctx, status, data)) return;
   await updateRemoteStatus(ctx, status, data);
 }
 

@@ -6,6 +6,10 @@ import { pollOptions, pollTallies } from "../../db/columns.ts";
 import { isPollExpired } from "../../entities/poll.ts";
 import { findVisibleStatus } from "../visibility/find.ts";
 
+export async function pollById(ctx: Ctx, id: string): Promise<PollRow | undefined> {
+  return ctx.db.kysely.selectFrom("polls").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
 /** A poll whose status the viewer may see, or 404. */
 export async function findVisiblePoll(
   ctx: Ctx,
@@ -29,7 +33,7 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
   if (unique.length === 0 || unique.some((c) => !Number.isInteger(c) || c < 0 || c >= count))
     throw new ValidationFailed("The chosen vote option does not exist");
   if (!poll.multiple && unique.length > 1) throw new ValidationFailed("You have already voted on this poll");
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  return ctx.dispatcher.transaction(async (tx) => {
     let locked = tx.selectFrom("polls").selectAll().where("id", "=", poll.id);
     if (ctx.db.engine === "postgres") locked = locked.forUpdate();
     const current = await locked.executeTakeFirstOrThrow();
@@ -50,6 +54,7 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
       .execute();
     const tallies = pollTallies(current);
     for (const choice of unique) tallies[choice] = (tallies[choice] ?? 0) + 1;
+    await ctx.dispatcher.emit(tx, { type: "poll.voted", pollId: poll.id, accountId: viewer.id, choices: unique });
     return tx
       .updateTable("polls")
       .set({
@@ -61,6 +66,52 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
       .where("id", "=", poll.id)
       .returningAll()
       .executeTakeFirstOrThrow();
+  });
+}
+
+/**
+ * A remote account's vote (its Create of a Note named by the option) in a local poll: one choice
+ * per activity, as Mastodon sends them. A choice that is no option, a second choice in a
+ * single-choice poll, a repeated choice or an ended poll count nothing. True when it counted.
+ */
+export async function recordRemoteVote(
+  ctx: Ctx,
+  voter: AccountRow,
+  poll: PollRow,
+  optionName: string,
+): Promise<boolean> {
+  const choice = pollOptions(poll).indexOf(optionName.trim());
+  if (choice < 0 || isPollExpired(poll) || poll.account_id === voter.id) return false;
+  return ctx.dispatcher.transaction(async (tx) => {
+    let locked = tx.selectFrom("polls").selectAll().where("id", "=", poll.id);
+    if (ctx.db.engine === "postgres") locked = locked.forUpdate();
+    const current = await locked.executeTakeFirstOrThrow();
+    const earlier = await tx
+      .selectFrom("poll_votes")
+      .select("choice")
+      .where("poll_id", "=", poll.id)
+      .where("account_id", "=", voter.id)
+      .execute();
+    if (earlier.some((v) => v.choice === choice) || (!current.multiple && earlier.length > 0)) return false;
+    const now = new Date().toISOString();
+    await tx
+      .insertInto("poll_votes")
+      .values({ id: newId(), poll_id: poll.id, account_id: voter.id, choice, created_at: now })
+      .execute();
+    const tallies = pollTallies(current);
+    tallies[choice] = (tallies[choice] ?? 0) + 1;
+    await tx
+      .updateTable("polls")
+      .set({
+        cached_tallies: JSON.stringify(tallies),
+        votes_count: current.votes_count + 1,
+        voters_count: (current.voters_count ?? 0) + (earlier.length === 0 ? 1 : 0),
+        updated_at: now,
+      })
+      .where("id", "=", poll.id)
+      .execute();
+    await ctx.dispatcher.emit(tx, { type: "poll.voted", pollId: poll.id, accountId: voter.id, choices: [choice] });
+    return true;
   });
 }
 

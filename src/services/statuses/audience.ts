@@ -4,7 +4,7 @@
  * remote followers (one row each, with the inboxes delivery needs).
  */
 import type { Ctx } from "../../context.ts";
-import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { AccountRow, PollRow, StatusRow } from "../../db/schema.ts";
 
 type Inboxes = Pick<AccountRow, "id" | "uri" | "inbox_url" | "shared_inbox_url" | "domain" | "username">;
 
@@ -17,6 +17,8 @@ export interface StatusLinks {
   parent: { uri: string; authorUri: string } | null;
   /** For a boost: the boosted status and its author. */
   reblogOf: { status: StatusRow; author: AccountRow } | null;
+  /** Its poll, if it has one. */
+  poll: PollRow | null;
 }
 
 export async function statusLinks(ctx: Ctx, statusId: string): Promise<StatusLinks | undefined> {
@@ -34,7 +36,8 @@ export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Pro
     .execute();
   const reblogIds = statuses.map((s) => s.reblog_of_id).filter((id): id is string => id !== null);
   const parentIds = statuses.map((s) => s.in_reply_to_id).filter((id): id is string => id !== null);
-  const [mentions, parents, reblogged] = await Promise.all([
+  const pollIds = statuses.map((s) => s.poll_id).filter((id): id is string => id !== null);
+  const [mentions, parents, reblogged, polls] = await Promise.all([
     db
       .selectFrom("mentions")
       .innerJoin("accounts", "accounts.id", "mentions.account_id")
@@ -56,7 +59,9 @@ export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Pro
           .execute()
       : [],
     reblogIds.length ? db.selectFrom("statuses").selectAll().where("id", "in", reblogIds).execute() : [],
+    pollIds.length ? db.selectFrom("polls").selectAll().where("id", "in", pollIds).execute() : [],
   ]);
+  const pollsById = new Map(polls.map((p) => [p.id, p]));
   const authorIds = [...new Set([...statuses, ...reblogged].map((s) => s.account_id))];
   const authors = new Map(
     (await db.selectFrom("accounts").selectAll().where("id", "in", authorIds).execute()).map((a) => [a.id, a]),
@@ -80,6 +85,7 @@ export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Pro
       mentioned: mentioned.get(status.id) ?? [],
       parent: (status.in_reply_to_id && parentsById.get(status.in_reply_to_id)) || null,
       reblogOf: original && originalAuthor ? { status: original, author: originalAuthor } : null,
+      poll: (status.poll_id && pollsById.get(status.poll_id)) || null,
     });
   }
   return links;
@@ -119,4 +125,29 @@ export async function fetchableStatus(ctx: Ctx, username: string, id: string): P
   if (!row || row.domain !== null || row.username !== username || row.reblog_of_id) return undefined;
   if (row.visibility !== "public" && row.visibility !== "unlisted") return undefined;
   return statusLinks(ctx, row.id);
+}
+
+/** The links of the status a poll belongs to. */
+export async function pollStatusLinks(ctx: Ctx, pollId: string): Promise<StatusLinks | undefined> {
+  const poll = await ctx.db.kysely.selectFrom("polls").select("status_id").where("id", "=", pollId).executeTakeFirst();
+  return poll?.status_id ? statusLinks(ctx, poll.status_id) : undefined;
+}
+
+/** The remote accounts that voted in a poll (they hear of its tallies). */
+export async function remoteVotersOf(ctx: Ctx, pollId: string): Promise<Inboxes[]> {
+  return ctx.db.kysely
+    .selectFrom("poll_votes")
+    .innerJoin("accounts", "accounts.id", "poll_votes.account_id")
+    .select([
+      "accounts.id",
+      "accounts.uri",
+      "accounts.inbox_url",
+      "accounts.shared_inbox_url",
+      "accounts.domain",
+      "accounts.username",
+    ])
+    .distinct()
+    .where("poll_votes.poll_id", "=", pollId)
+    .where("accounts.domain", "is not", null)
+    .execute();
 }

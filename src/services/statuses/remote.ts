@@ -29,6 +29,16 @@ export interface RemoteMedia {
   focus: { x: number; y: number } | null;
 }
 
+/** A remote poll as its Question states it. */
+export interface RemotePoll {
+  options: string[];
+  /** Votes per option, parallel to `options`. */
+  tallies: number[];
+  multiple: boolean;
+  expiresAt: Date | null;
+  votersCount: number | null;
+}
+
 /** What a remote post says of itself, already read from its Note (federation/note_rows.ts). */
 export interface RemoteStatusData {
   uri: string;
@@ -48,6 +58,7 @@ export interface RemoteStatusData {
   media: RemoteMedia[];
   published: Date;
   editedAt: Date | null;
+  poll: RemotePoll | null;
 }
 
 /** Bounds for what another server may make us store (Mastodon's). */
@@ -56,6 +67,45 @@ const SPOILER_MAX = 1_000;
 const MEDIA_MAX = 16;
 const DESCRIPTION_MAX = 1_500;
 const TAGS_MAX = 50;
+const OPTIONS_MAX = 20;
+
+/** The columns of a remote poll (options cut to Mastodon's bounds, tallies never negative). */
+function pollColumns(poll: RemotePoll) {
+  const options = poll.options.slice(0, OPTIONS_MAX).map((o) => cut(o, 200));
+  const tallies = options.map((_, i) => Math.max(0, Math.floor(poll.tallies[i] ?? 0)));
+  return {
+    options: JSON.stringify(options),
+    cached_tallies: JSON.stringify(tallies),
+    multiple: poll.multiple,
+    expires_at: poll.expiresAt && !Number.isNaN(poll.expiresAt.getTime()) ? poll.expiresAt.toISOString() : null,
+    votes_count: tallies.reduce((a, b) => a + b, 0),
+    voters_count: poll.votersCount === null ? null : Math.max(0, Math.floor(poll.votersCount)),
+  };
+}
+
+async function insertRemotePoll(
+  tx: Kysely<Database>,
+  authorId: string,
+  statusId: string,
+  poll: RemotePoll,
+  now: string,
+): Promise<string> {
+  const id = newId();
+  await tx
+    .insertInto("polls")
+    .values({
+      id,
+      account_id: authorId,
+      status_id: statusId,
+      ...pollColumns(poll),
+      hide_totals: false,
+      closed_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  return id;
+}
 
 const cut = (text: string, max: number) => (text.length > max ? [...text].slice(0, max).join("") : text);
 
@@ -184,14 +234,16 @@ export async function storeRemoteStatus(ctx: Ctx, author: AccountRow, data: Remo
       const mediaIds = await insertMedia(tx, author.id, id, data.media, now);
       await insertMentions(tx, id, data.mentioned, now);
       await tagStatus(tx, id, await upsertTags(tx, data.tags.slice(0, TAGS_MAX)), now);
-      const row = mediaIds.length
-        ? await tx
-            .updateTable("statuses")
-            .set({ ordered_media_attachment_ids: encodeMediaOrder(mediaIds) })
-            .where("id", "=", id)
-            .returningAll()
-            .executeTakeFirstOrThrow()
-        : status;
+      const pollId = data.poll ? await insertRemotePoll(tx, author.id, id, data.poll, now) : null;
+      const row =
+        mediaIds.length || pollId
+          ? await tx
+              .updateTable("statuses")
+              .set({ ordered_media_attachment_ids: encodeMediaOrder(mediaIds), poll_id: pollId })
+              .where("id", "=", id)
+              .returningAll()
+              .executeTakeFirstOrThrow()
+          : status;
       if (data.visibility === "direct") await addToConversations(tx, ctx.db.engine, row, data.mentioned, false);
       if (data.visibility !== "direct")
         await tx
@@ -243,6 +295,7 @@ export async function updateRemoteStatus(ctx: Ctx, status: StatusRow, data: Remo
     );
     await tx.deleteFrom("statuses_tags").where("status_id", "=", status.id).execute();
     await tagStatus(tx, status.id, await upsertTags(tx, data.tags.slice(0, TAGS_MAX)), now);
+    const pollId = await replacePoll(tx, status, data.poll, now);
     const updated = await tx
       .updateTable("statuses")
       .set({
@@ -251,6 +304,7 @@ export async function updateRemoteStatus(ctx: Ctx, status: StatusRow, data: Remo
         sensitive: data.sensitive || data.spoilerText.trim() !== "",
         language: data.language,
         ordered_media_attachment_ids: encodeMediaOrder(mediaIds),
+        poll_id: pollId,
         edited_at: editedAt,
         updated_at: now,
       })
@@ -261,6 +315,49 @@ export async function updateRemoteStatus(ctx: Ctx, status: StatusRow, data: Remo
     await ctx.dispatcher.emit(tx, { type: "status.updated", statusId: status.id, addedMentionIds: added });
     return updated;
   });
+}
+
+/**
+ * The poll of an updated remote post: the same options keep the poll (and the local votes) with
+ * the new tallies; other options replace it; none removes it. Returns the poll's id.
+ */
+async function replacePoll(
+  tx: Kysely<Database>,
+  status: StatusRow,
+  poll: RemotePoll | null,
+  now: string,
+): Promise<string | null> {
+  const current = status.poll_id
+    ? await tx.selectFrom("polls").selectAll().where("id", "=", status.poll_id).executeTakeFirst()
+    : undefined;
+  if (current && poll && current.options === pollColumns(poll).options) {
+    await tx
+      .updateTable("polls")
+      .set({ ...pollColumns(poll), updated_at: now })
+      .where("id", "=", current.id)
+      .execute();
+    return current.id;
+  }
+  if (current) await tx.deleteFrom("polls").where("id", "=", current.id).execute();
+  return poll ? insertRemotePoll(tx, status.account_id, status.id, poll, now) : null;
+}
+
+/**
+ * Only the tallies of a remote poll changed (an Update of its Question that edits nothing else):
+ * they are written without a new version in the history. False when the post's text changed too.
+ */
+export async function updateRemoteTallies(ctx: Ctx, status: StatusRow, data: RemoteStatusData): Promise<boolean> {
+  if (!status.poll_id || !data.poll) return false;
+  if (sanitizeHtml(cut(data.content, CONTENT_MAX)) !== status.content || data.spoilerText !== status.spoiler_text)
+    return false;
+  const columns = pollColumns(data.poll);
+  const updated = await ctx.db.kysely
+    .updateTable("polls")
+    .set({ ...columns, updated_at: new Date().toISOString() })
+    .where("id", "=", status.poll_id)
+    .where("options", "=", columns.options)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
 }
 
 /** A boost by a remote account (its Announce, `uri`) of a stored status; a repeated one is kept once. */

@@ -9,7 +9,13 @@ import type { SubscriberTable } from "./events/dispatcher.ts";
 import { deliverProfile } from "./federation/outbox/accounts.ts";
 import { deliverVote } from "./federation/outbox/polls.ts";
 import { acceptFollow, sendBlock, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
-import { deliverDeletion, deliverEdit, deliverFavourite, deliverStatus } from "./federation/outbox/statuses.ts";
+import {
+  deliverDeletion,
+  deliverEdit,
+  deliverFavourite,
+  deliverPin,
+  deliverStatus,
+} from "./federation/outbox/statuses.ts";
 import { afterBulkWrite } from "./services/maintenance.ts";
 import {
   notifyOfEdit,
@@ -71,6 +77,8 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
       { name: "notifications", mode: "job", run: (event) => notifyOfFavourite(ctx, event) },
       { name: "deliver", mode: "job", run: (event) => deliverFavourite(ctx, event) },
     ],
+    "status.pinned": [{ name: "deliver", mode: "job", run: (event) => deliverPin(ctx, event) }],
+    "status.unpinned": [{ name: "deliver", mode: "job", run: (event) => deliverPin(ctx, event) }],
     "favourite.removed": [{ name: "deliver", mode: "job", run: (event) => deliverFavourite(ctx, event) }],
     "follow.created": [
       {

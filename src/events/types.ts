@@ -44,6 +44,9 @@ export interface EventPayloads {
   "status.updated": { statusId: string; addedMentionIds: string[] };
   /** A status and the boosts of it were deleted. */
   "status.deleted": { statuses: ShownStatus[]; federated?: DeletedStatus | null };
+  /** A local account pinned or unpinned one of its posts (its featured collection changed). */
+  "status.pinned": { accountId: string; statusId: string };
+  "status.unpinned": { accountId: string; statusId: string };
   "favourite.created": { favouriteId: string; accountId: string; statusId: string };
   "favourite.removed": { favouriteId: string; accountId: string; statusId: string };
   /** `accountId` follows `targetAccountId` now (followed at once, or a request accepted). */

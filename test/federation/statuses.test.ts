@@ -296,4 +296,19 @@ describe("posts between two servers", () => {
     const after = await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token });
     assert.equal(after.json().edited_at, null, "new tallies are no edit");
   });
+
+  test("a pin and an unpin reach the followers' servers", async () => {
+    const post = await postStatus(a.server, alice, { status: "Pinned on my profile" });
+    await copyIn(b, bob, post.uri);
+    const pinned = async () =>
+      (
+        (
+          await request(b.server.app, "GET", `/api/v1/accounts/${aliceOnB}/statuses?pinned=true`, { token: bob.token })
+        ).json() as StatusJson[]
+      ).map((s) => s.uri);
+    await request(a.server.app, "POST", `/api/v1/statuses/${post.id}/pin`, { token: alice.token });
+    await eventually(async () => (await pinned()).includes(post.uri), "the pin reaches b");
+    await request(a.server.app, "POST", `/api/v1/statuses/${post.id}/unpin`, { token: alice.token });
+    await eventually(async () => !(await pinned()).includes(post.uri), "the unpin reaches b");
+  });
 });

@@ -9,6 +9,7 @@
 import type { Federation, InboxContext } from "@fedify/fedify";
 import {
   Accept,
+  Add,
   Announce,
   Block,
   Create,
@@ -16,6 +17,7 @@ import {
   Follow,
   Like,
   Reject,
+  Remove,
   Undo,
   Update,
   type Activity,
@@ -25,7 +27,7 @@ import type { AccountRow } from "../../db/schema.ts";
 import type { Resolver } from "../resolver.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
 import { onAccept, onBlock, onFollow, onReject, onUndoBlock, onUndoFollow } from "./follows.ts";
-import { onAnnounce, onCreate, onDelete, onLike, onUndoReaction, onUpdate } from "./statuses.ts";
+import { onAnnounce, onCreate, onDelete, onLike, onPinChange, onUndoReaction, onUpdate } from "./statuses.ts";
 
 /** An Undo, by what it undoes. */
 async function onUndo(received: Received<Undo>): Promise<void> {
@@ -102,6 +104,8 @@ export function registerInbox(
     .on(Announce, guarded(onAnnounce))
     .on(Like, guarded(onLike))
     .on(Block, guarded(onBlock))
+    .on(Add, guarded(onPinChange))
+    .on(Remove, guarded(onPinChange))
     .onError((_fedCtx, error) =>
       ctx.log.warn({ err: error }, "inbox: an activity could not be handled (retried later)"),
     );

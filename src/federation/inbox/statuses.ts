@@ -5,8 +5,19 @@
  * activity touches must belong to its sender: a post is created, edited or deleted only by its
  * author, a boost undone only by its booster.
  */
-import { Announce, isActor, Like, Note, type Create, type Delete, type Undo, type Update } from "@fedify/vocab";
-import { favourite, unfavourite } from "../../services/statuses/interactions.ts";
+import {
+  Add,
+  Announce,
+  isActor,
+  Like,
+  Note,
+  type Remove,
+  type Create,
+  type Delete,
+  type Undo,
+  type Update,
+} from "@fedify/vocab";
+import { favourite, setRemotePin, unfavourite } from "../../services/statuses/interactions.ts";
 import { deleteStatus } from "../../services/statuses/delete.ts";
 import { pollById, recordRemoteVote } from "../../services/polls/vote.ts";
 import {
@@ -28,7 +39,7 @@ import {
 import type { Resolver } from "../resolver.ts";
 import { loadersOf, Refused, type Received } from "./inbox.ts";
 
-const readContext = (received: Received<Create | Update | Announce>): ReadContext => ({
+const readContext = (received: Received<Create | Update | Announce | Add | Remove>): ReadContext => ({
   ctx: received.ctx,
   resolver: received.ctx.remote as Resolver,
   fedCtx: received.fedCtx,
@@ -133,4 +144,14 @@ export async function onUndoReaction(received: Received<Undo>, object: Like | An
   await deleteStatus(ctx, boost).catch((error: unknown) => {
     if (!(error instanceof NotFound)) throw error;
   });
+}
+
+/** Add / Remove of one of the sender's posts to its featured collection: a pin, or its end. */
+export async function onPinChange(received: Received<Add | Remove>): Promise<void> {
+  const { ctx, sender, activity } = received;
+  if (!activity.targetId || activity.targetId.href !== sender.featured_url || !activity.objectId) return;
+  const status =
+    (await statusByUri(ctx, activity.objectId.href)) ??
+    (activity instanceof Add ? await fetchPost(readContext(received), activity.objectId) : undefined);
+  if (status) await setRemotePin(ctx, sender, status, activity instanceof Add);
 }

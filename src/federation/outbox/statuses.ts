@@ -5,7 +5,7 @@
  * with a Tombstone; a boost an Announce (its removal an Undo); a favourite of a remote post a Like
  * (its removal an Undo). The activities about one status keep their order per server.
  */
-import { Announce, Like, Undo, type Activity } from "@fedify/vocab";
+import { Add, Announce, Like, Remove, Undo, type Activity } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { serializeStatus } from "../../entities/status.ts";
@@ -94,4 +94,23 @@ export async function deliverFavourite(
       ? like
       : new Undo({ id: new URL(`${like.id!.href}/undo`), actor: new URL(account.uri), object: like });
   await send(ctx, account, [links.author], activity, { orderingKey: `${account.uri} ${links.status.uri}` });
+}
+
+/** A local account pinned or unpinned a post: Add or Remove of it in its featured collection. */
+export async function deliverPin(
+  ctx: Ctx,
+  event: DomainEvent<"status.pinned"> | DomainEvent<"status.unpinned">,
+): Promise<void> {
+  const links = await statusLinks(ctx, event.statusId);
+  if (!links || links.author.domain !== null || links.author.id !== event.accountId || !links.author.featured_url)
+    return;
+  const values = {
+    id: new URL(`${links.author.featured_url}#${event.type === "status.pinned" ? "add" : "remove"}/${Date.now()}`),
+    actor: new URL(links.author.uri),
+    object: new URL(links.status.uri),
+    target: new URL(links.author.featured_url),
+  };
+  const activity = event.type === "status.pinned" ? new Add(values) : new Remove(values);
+  const followers = await remoteFollowersOf(ctx, links.author.id);
+  await send(ctx, links.author, followers, activity, { shared: true, orderingKey: links.author.uri });
 }

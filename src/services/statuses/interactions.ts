@@ -87,13 +87,8 @@ export async function unfavourite(ctx: Ctx, viewer: AccountRow, status: StatusRo
   return reload(ctx, status.id);
 }
 
-/** Bookmarks, pins: a flag per account and status, without a counter. */
-async function addFlag(
-  ctx: Ctx,
-  table: "bookmarks" | "status_pins",
-  viewer: AccountRow,
-  status: StatusRow,
-): Promise<void> {
+/** Bookmarks: a flag per account and status, without a counter. */
+async function addFlag(ctx: Ctx, table: "bookmarks", viewer: AccountRow, status: StatusRow): Promise<void> {
   await ctx.db.kysely
     .insertInto(table)
     .values({ id: newId(), account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
@@ -101,12 +96,7 @@ async function addFlag(
     .execute();
 }
 
-async function removeFlag(
-  ctx: Ctx,
-  table: "bookmarks" | "status_pins",
-  viewer: AccountRow,
-  status: StatusRow,
-): Promise<void> {
+async function removeFlag(ctx: Ctx, table: "bookmarks", viewer: AccountRow, status: StatusRow): Promise<void> {
   await ctx.db.kysely
     .deleteFrom(table)
     .where("account_id", "=", viewer.id)
@@ -124,7 +114,7 @@ export async function pin(ctx: Ctx, viewer: AccountRow, status: StatusRow): Prom
   if (status.reblog_of_id) throw new ValidationFailed("A boost cannot be pinned");
   if (status.visibility === "direct")
     throw new ValidationFailed("Posts that are only visible to mentioned users cannot be pinned");
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     // The limit holds under concurrent pins: count and insert under the account's lock.
     await lockAccountRow(tx, ctx.db.engine, viewer.id);
     const pinned = await tx
@@ -140,11 +130,41 @@ export async function pin(ctx: Ctx, viewer: AccountRow, status: StatusRow): Prom
       .values({ id: newId(), account_id: viewer.id, status_id: status.id, created_at: new Date().toISOString() })
       .onConflict((oc) => oc.columns(["account_id", "status_id"]).doNothing())
       .execute();
+    await ctx.dispatcher.emit(tx, { type: "status.pinned", accountId: viewer.id, statusId: status.id });
   });
 }
 
-export const unpin = (ctx: Ctx, viewer: AccountRow, status: StatusRow) =>
-  removeFlag(ctx, "status_pins", viewer, status);
+export async function unpin(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {
+  await ctx.dispatcher.transaction(async (tx) => {
+    const removed = await tx
+      .deleteFrom("status_pins")
+      .where("account_id", "=", viewer.id)
+      .where("status_id", "=", status.id)
+      .executeTakeFirst();
+    if (Number(removed.numDeletedRows) > 0)
+      await ctx.dispatcher.emit(tx, { type: "status.unpinned", accountId: viewer.id, statusId: status.id });
+  });
+}
+
+/**
+ * A remote account's pins as its server announces them (Add / Remove to its featured collection):
+ * only its own posts, no limit of ours.
+ */
+export async function setRemotePin(ctx: Ctx, account: AccountRow, status: StatusRow, pinned: boolean): Promise<void> {
+  if (status.account_id !== account.id || status.reblog_of_id) return;
+  if (pinned)
+    await ctx.db.kysely
+      .insertInto("status_pins")
+      .values({ id: newId(), account_id: account.id, status_id: status.id, created_at: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(["account_id", "status_id"]).doNothing())
+      .execute();
+  else
+    await ctx.db.kysely
+      .deleteFrom("status_pins")
+      .where("account_id", "=", account.id)
+      .where("status_id", "=", status.id)
+      .execute();
+}
 
 /** Mutes the conversation a status belongs to: its notifications stop for the viewer. */
 export async function muteConversation(ctx: Ctx, viewer: AccountRow, status: StatusRow): Promise<void> {

@@ -26,6 +26,7 @@ import type { AccountRow, MediaType, StatusRow } from "../db/schema.ts";
 import {
   statusByUri,
   storeRemoteStatus,
+  wasDeleted,
   type RemoteMedia,
   type RemotePoll,
   type RemoteStatusData,
@@ -74,8 +75,9 @@ function hrefOf(value: URL | Link | null | undefined): string | null {
 function languageOf(post: PostObject): string | null {
   for (const content of post.contents)
     if (typeof content === "object" && "locale" in content) {
-      const language = content.locale.language.toLowerCase();
-      if (/^[a-z]{2,3}$/.test(language)) return language;
+      // `und` (Akkoma's "undetermined") and malformed tags have no language.
+      const language = content.locale?.language?.toLowerCase() ?? "";
+      if (/^[a-z]{2,3}$/.test(language) && language !== "und") return language;
     }
   return null;
 }
@@ -207,6 +209,7 @@ export function checkOrigin(post: PostObject, author: AccountRow): void {
 /** Stores `post` (arrived in an activity of `author`, already checked). */
 export async function storePost(read: ReadContext, post: PostObject, author: AccountRow, depth = THREAD_DEPTH) {
   checkOrigin(post, author);
+  if (await wasDeleted(read.ctx, post.id!.href)) throw new PostRefused(`${post.id!.href} was deleted`);
   return storeRemoteStatus(read.ctx, author, await readPost(read, post, author, depth));
 }
 

@@ -11,6 +11,7 @@ import { isActor, type Actor } from "@fedify/vocab";
 import type { Ctx, RemoteResolver } from "../context.ts";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
+import { blockFor } from "../services/admin/domain_blocks.ts";
 import { accountByUri, accountByUrl, DomainSuspended, storeRemoteAccount } from "../services/accounts/remote.ts";
 import { statusByUri, statusByUrl } from "../services/statuses/remote.ts";
 import { ValidationFailed } from "../errors.ts";
@@ -105,6 +106,8 @@ export class Resolver implements RemoteResolver {
       return undefined;
     }
     if (this.#isLocal(url.host.toLowerCase())) return undefined;
+    // A suspended domain is not even asked.
+    if ((await blockFor(this.#ctx.db.kysely, url.hostname))?.severity === "suspend") return undefined;
     const actor = await this.fetchActor(url);
     return actor ? this.storeActor(actor) : undefined;
   }

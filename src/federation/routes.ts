@@ -4,8 +4,9 @@
  * and ids agree whatever a proxy did to the Host header). A GET that does not ask for ActivityPub
  * JSON (a browser opening a profile) falls through to the pages and their 404. Inbox POSTs are read
  * whole, up to 1 MiB, before Fedify sees them (its own reading has no limit), and what can be
- * refused without a key fetch is refused first: an RFC 9421 signature that does not cover the
- * body, the method and the URL (Fedify accepts it), a signer on a suspended domain.
+ * refused without a key fetch is refused first: an unsigned POST, an RFC 9421 signature that does
+ * not cover the body, the method and the URL (Fedify accepts it), a signer on a suspended domain,
+ * a key on another server than the actor's.
  * No other route passes through Fedify, so the client API pays nothing for it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -57,8 +58,28 @@ function signerHost(req: FastifyRequest): string | undefined {
   }
 }
 
-/** Why an inbox POST is refused before Fedify reads it, or undefined. */
-async function refusal(ctx: Ctx, req: FastifyRequest): Promise<{ status: number; error: string } | undefined> {
+/** The host of the activity's `actor` (an id, or an object with one), if the body names one. */
+function actorHost(body: Buffer): string | undefined {
+  try {
+    const activity = JSON.parse(body.toString("utf8")) as { actor?: unknown };
+    const actor = activity.actor;
+    const id = typeof actor === "string" ? actor : (actor as { id?: unknown } | null)?.id;
+    return typeof id === "string" ? new URL(id).hostname.toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why an inbox POST is refused before Fedify reads it, or undefined. As Mastodon: every POST needs
+ * an HTTP signature (a Linked Data signature alone does not do), by a key on the actor's own
+ * server — Fedify would take a key whose document merely claims the actor as its owner.
+ */
+async function refusal(
+  ctx: Ctx,
+  req: FastifyRequest,
+  body: Buffer,
+): Promise<{ status: number; error: string } | undefined> {
   const input = req.headers["signature-input"];
   if (typeof input === "string" && input) {
     const covered = coveredComponents(input);
@@ -66,10 +87,11 @@ async function refusal(ctx: Ctx, req: FastifyRequest): Promise<{ status: number;
       if (!covered.has(component)) return { status: 401, error: `The signature must cover ${component}` };
   }
   const host = signerHost(req);
-  if (host) {
-    const block = await blockFor(ctx.db.kysely, host);
-    if (block?.severity === "suspend") return { status: 401, error: "The signer's domain is blocked" };
-  }
+  if (!host) return { status: 401, error: "Request not signed" };
+  const block = await blockFor(ctx.db.kysely, host);
+  if (block?.severity === "suspend") return { status: 401, error: "The signer's domain is blocked" };
+  const actor = actorHost(body);
+  if (actor && actor !== host) return { status: 401, error: "The signing key is not on the actor's server" };
   return undefined;
 }
 
@@ -111,9 +133,9 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
       done(null, body),
     );
     const receive = async (req: FastifyRequest, reply: FastifyReply) => {
-      const refused = await refusal(ctx, req);
-      if (refused) return reply.code(refused.status).send({ error: refused.error });
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const refused = await refusal(ctx, req, body);
+      if (refused) return reply.code(refused.status).send({ error: refused.error });
       return dispatch(req, reply, body);
     };
     inboxes.post("/users/:username/inbox", receive);

@@ -106,9 +106,7 @@ export function registerInbox(
     .on(Block, guarded(onBlock))
     .on(Add, guarded(onPinChange))
     .on(Remove, guarded(onPinChange))
-    .onError((_fedCtx, error) =>
-      ctx.log.warn({ err: error }, "inbox: an activity could not be handled (retried later)"),
-    );
+    .onError((_fedCtx, error) => ctx.log.warn({ err: error }, "inbox: an activity could not be handled"));
 }
 
 /** The loaders of a listener's context, for dereferencing what an activity only links to. */

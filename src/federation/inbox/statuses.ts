@@ -21,6 +21,7 @@ import { favourite, setRemotePin, unfavourite } from "../../services/statuses/in
 import { deleteStatus } from "../../services/statuses/delete.ts";
 import { pollById, recordRemoteVote } from "../../services/polls/vote.ts";
 import {
+  rememberDeletion,
   statusByUri,
   storeRemoteReblog,
   updateRemoteStatus,
@@ -55,8 +56,20 @@ async function refusing<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The activity's object; Refused when it cannot be read (a forged id Fedify fetched again, a dead link). */
+async function objectOf(received: Received<Create | Update>) {
+  try {
+    return await received.activity.getObject(loadersOf(received.fedCtx));
+  } catch (error) {
+    throw new Refused(`the object cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** How old an unknown post may be for its Update to store it (Mastodon: a day). */
+const LATE_CREATE_MS = 24 * 60 * 60 * 1000;
+
 export async function onCreate(received: Received<Create>): Promise<void> {
-  const object = await received.activity.getObject(loadersOf(received.fedCtx));
+  const object = await objectOf(received);
   if (!isPost(object)) return;
   if (await isVote(received, object)) return;
   await refusing(() => storePost(readContext(received), object, received.sender));
@@ -77,7 +90,7 @@ async function isVote(received: Received<Create>, object: PostObject): Promise<b
 
 export async function onUpdate(received: Received<Update>): Promise<void> {
   const { ctx, sender } = received;
-  const object = await received.activity.getObject(loadersOf(received.fedCtx));
+  const object = await objectOf(received);
   if (!object?.id) throw new Refused("an Update of nothing");
   if (object.id.href === sender.uri) {
     // A profile update, signed by the actor itself: what it embeds is its own word.
@@ -86,12 +99,18 @@ export async function onUpdate(received: Received<Update>): Promise<void> {
   }
   if (!isPost(object)) return;
   const status = await statusByUri(ctx, object.id.href);
-  // Mastodon ignores edits of posts it never stored.
-  if (!status) return;
+  if (!status) {
+    // As Mastodon: an Update of a post never seen creates it (its Create is late or lost), unless it is old.
+    const published = object.published?.epochMilliseconds ?? 0;
+    if (Date.now() - published < LATE_CREATE_MS) await refusing(() => storePost(readContext(received), object, sender));
+    return;
+  }
   if (status.account_id !== sender.id) throw new Refused(`${sender.uri} edits a post of someone else`);
   const data = await refusing(() => postData(readContext(received), object, sender));
-  // A poll's new tallies alone are no edit.
+  // A poll's new tallies alone are no edit; nor is an Update without a newer `updated`.
   if (await updateRemoteTallies(ctx, status, data)) return;
+  const last = Date.parse(status.edited_at ?? status.created_at);
+  if (!data.editedAt || data.editedAt.getTime() <= last) return;
   await updateRemoteStatus(ctx, status, data);
 }
 
@@ -103,6 +122,11 @@ export async function onDelete(received: Received<Delete>): Promise<void> {
     ctx.log.info({ actor: sender.uri }, "inbox: a remote account deleted itself (not handled yet)");
     return;
   }
+  // Only the author's server may delete its posts; the deletion is remembered, so the post's
+  // Create arriving later (out of order, or again) does not bring it back.
+  if (objectId.host.toLowerCase() !== new URL(sender.uri).host.toLowerCase())
+    throw new Refused(`${sender.uri} deletes a post of another server`);
+  await rememberDeletion(ctx, objectId.href);
   const status = await statusByUri(ctx, objectId.href);
   if (!status) return;
   if (status.account_id !== sender.id) throw new Refused(`${sender.uri} deletes a post of someone else`);

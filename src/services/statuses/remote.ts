@@ -11,6 +11,7 @@ import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { encodeMediaOrder } from "../../db/columns.ts";
 import { idForTime, newId } from "../../db/ids.ts";
+import { kvGet, kvSet } from "../../db/queries/federation_kv.ts";
 import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
 import { addToConversations } from "../conversations/conversations.ts";
@@ -108,6 +109,20 @@ async function insertRemotePoll(
 }
 
 const cut = (text: string, max: number) => (text.length > max ? [...text].slice(0, max).join("") : text);
+
+/** How long a deletion is remembered, so that its post arriving late (out of order, again) stays deleted. */
+const DELETION_MEMORY_MS = 24 * 60 * 60 * 1000;
+const deletionKey = (uri: string) => `deleted-status\n${uri}`;
+
+/** Remembers that the post `uri` was deleted by its author (Mastodon's delete-upon-arrival). */
+export async function rememberDeletion(ctx: Ctx, uri: string): Promise<void> {
+  await kvSet(ctx.db.kysely, deletionKey(uri), true, new Date(Date.now() + DELETION_MEMORY_MS));
+}
+
+/** Whether the post `uri` was deleted lately (it is not stored again). */
+export async function wasDeleted(ctx: Ctx, uri: string): Promise<boolean> {
+  return (await kvGet(ctx.db.kysely, deletionKey(uri))) === true;
+}
 
 /** The status stored for `uri`, if any. */
 export async function statusByUri(ctx: Ctx, uri: string): Promise<StatusRow | undefined> {

@@ -98,6 +98,8 @@ export interface Peer {
 
 export interface Peers {
   peers: Peer[];
+  /** The throwaway CA's certificate (PEM file), for clients that should trust the servers. */
+  caFile: string;
   close(): Promise<void>;
 }
 
@@ -129,6 +131,7 @@ export async function startPeers(hosts: string[], env: Record<string, string> = 
   installOutboundAgent(peers[0]!.server.config);
   return {
     peers,
+    caFile: join(pki.dir, "ca.pem"),
     async close() {
       for (const peer of peers) await peer.server.close();
       for (const front of fronts) await new Promise((resolve) => front.close(resolve));

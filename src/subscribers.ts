@@ -8,6 +8,7 @@ import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
 import { deliverProfile } from "./federation/outbox/accounts.ts";
 import { deliverVote } from "./federation/outbox/polls.ts";
+import { deliverReport } from "./federation/outbox/reports.ts";
 import { acceptFollow, sendBlock, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
 import {
   deliverDeletion,
@@ -102,7 +103,10 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
     "account.updated": [{ name: "deliver", mode: "job", run: (event) => deliverProfile(ctx, event) }],
     "account.registered": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfSignUp(ctx, event) }],
-    "report.created": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfReport(ctx, event) }],
+    "report.created": [
+      { name: "notifications", mode: "job", run: (event) => notifyStaffOfReport(ctx, event) },
+      { name: "deliver", mode: "job", run: (event) => deliverReport(ctx, event) },
+    ],
     "list.members_added": [
       {
         name: "feeds",

@@ -53,7 +53,8 @@ export function instanceActorOf(
 ): Application {
   return new Application({
     id: ids.id,
-    preferredUsername: config.localDomain,
+    // The domain (without a development port: a handle cannot hold a colon).
+    preferredUsername: config.localDomain.replace(/:\d+$/, ""),
     inbox: ids.inbox,
     endpoints: new Endpoints({ sharedInbox: ids.sharedInbox }),
     url: new URL(`${config.baseUrl}/about/more?instance_actor=true`),

@@ -35,7 +35,12 @@ export function routeFedifyLogs(log: FastifyBaseLogger): Promise<void> {
       },
     },
     loggers: [
-      { category: ["fedify"], sinks: ["rookery"], lowestLevel: "debug" },
+      // Fedify's info lines carry whole activities: only with LOG_LEVEL=debug.
+      {
+        category: ["fedify"],
+        sinks: ["rookery"],
+        lowestLevel: log.level === "debug" || log.level === "trace" ? "debug" : "warning",
+      },
       { category: ["logtape", "meta"], sinks: [], lowestLevel: "error" },
     ],
     contextLocalStorage: new AsyncLocalStorage(),

@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
+import { accountByUri } from "../services/accounts/remote.ts";
 import { blockFor } from "../services/admin/domain_blocks.ts";
 import { INSTANCE_ACTOR_PATH } from "./instance_actor.ts";
 
@@ -58,16 +59,35 @@ function signerHost(req: FastifyRequest): string | undefined {
   }
 }
 
-/** The host of the activity's `actor` (an id, or an object with one), if the body names one. */
-function actorHost(body: Buffer): string | undefined {
+/** An id, or the id of an object. */
+const idOf = (value: unknown): string | undefined => {
+  const id = typeof value === "string" ? value : (value as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : undefined;
+};
+
+/** What the adapter reads of an activity before Fedify: its type, actor and object ids. */
+function peek(body: Buffer): { type?: unknown; actor?: string; object?: string } {
   try {
-    const activity = JSON.parse(body.toString("utf8")) as { actor?: unknown };
-    const actor = activity.actor;
-    const id = typeof actor === "string" ? actor : (actor as { id?: unknown } | null)?.id;
-    return typeof id === "string" ? new URL(id).hostname.toLowerCase() : undefined;
+    const activity = JSON.parse(body.toString("utf8")) as { type?: unknown; actor?: unknown; object?: unknown };
+    return { type: activity.type, actor: idOf(activity.actor), object: idOf(activity.object) };
   } catch {
-    return undefined;
+    return {};
   }
+}
+
+/** The host of the activity's `actor`, if the body names one. */
+function actorHost(body: Buffer): string | undefined {
+  const actor = peek(body).actor;
+  return actor ? (URL.parse(actor)?.hostname.toLowerCase() ?? undefined) : undefined;
+}
+
+/**
+ * A deleted account we never knew, announcing its deletion (Mastodon sends that to every server it
+ * ever talked to): taken without checking, since its key is gone with it and there is nothing to do.
+ */
+async function isUnknownActorDeletion(ctx: Ctx, body: Buffer): Promise<boolean> {
+  const { type, actor, object } = peek(body);
+  return type === "Delete" && actor !== undefined && actor === object && !(await accountByUri(ctx, actor));
 }
 
 /**
@@ -136,6 +156,7 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const refused = await refusal(ctx, req, body);
       if (refused) return reply.code(refused.status).send({ error: refused.error });
+      if (await isUnknownActorDeletion(ctx, body)) return reply.code(202).send();
       return dispatch(req, reply, body);
     };
     inboxes.post("/users/:username/inbox", receive);

@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
+import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/purge.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
 import {
   afterBulkWrite,
@@ -46,6 +47,10 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
   ctx.jobs.register(POLL_UPDATE_JOB, async (payload) => {
     await deliverPollUpdate(ctx, (payload as { statusId: string }).statusId);
+  });
+  ctx.jobs.register(ACCOUNT_PURGE_JOB, async (payload) => {
+    const { accountId } = payload as { accountId: string };
+    if (await purgeDeletedAccount(ctx, accountId)) await ctx.jobs.enqueue(ACCOUNT_PURGE_JOB, { accountId });
   });
   ctx.jobs.register(PURGE_JOB, async (payload) => {
     const { domain } = payload as { domain: string };

@@ -781,6 +781,44 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
 
   // ---- Hostile ----
 
+  describe("accounts", () => {
+    test("a Delete of the actor itself suspends the account and purges its follows and posts", async () => {
+      const leaver = await fake.addActor({
+        name: "leaver",
+        software: "mastodon",
+        host: "mastodon.example",
+        username: "leaver",
+      });
+      const post = genericCreate(leaver, { text: "soon gone" });
+      await accepted("/inbox", post.body, leaver);
+      await stored(post.noteId);
+      const account = (await accountRow(leaver.id))!;
+      const followed = await request(app, "POST", `/api/v1/accounts/${account.id}/follow`, { token: watcher.token });
+      assert.equal(followed.statusCode, 200, followed.body);
+      const goodbye = activity("generic_delete", {
+        activityId: `${leaver.id}#delete`,
+        actor: leaver.id,
+        object: leaver.id,
+      });
+      await accepted("/inbox", goodbye, leaver);
+      await eventually(async () => (await statusRow(post.noteId)) === undefined, "the posts are purged");
+      assert.ok((await accountRow(leaver.id))!.suspended_at, "the account is suspended");
+      const shown = await request(app, "GET", `/api/v1/accounts/${account.id}`, { token: watcher.token });
+      assert.equal(shown.json().suspended, true);
+      const left = await server.ctx.db.kysely
+        .selectFrom("follow_requests")
+        .select("id")
+        .where("target_account_id", "=", account.id)
+        .execute();
+      const follows = await server.ctx.db.kysely
+        .selectFrom("follows")
+        .select("id")
+        .where("target_account_id", "=", account.id)
+        .execute();
+      assert.equal(left.length + follows.length, 0, "the follow (request) ended");
+    });
+  });
+
   describe("hostile deliveries", () => {
     test("an unsigned POST is 401 and stores nothing", async () => {
       const create = mastodonCreate(alice);

@@ -311,4 +311,24 @@ describe("posts between two servers", () => {
     await request(a.server.app, "POST", `/api/v1/statuses/${post.id}/unpin`, { token: alice.token });
     await eventually(async () => !(await pinned()).includes(post.uri), "the unpin reaches b");
   });
+
+  test("a report forwarded to the reported account's server reaches its moderators", async () => {
+    const moderator = await createUser(b.server.ctx, "moderator", { role: "Admin" });
+    const post = await postStatus(b.server, bob, { status: "Report me" });
+    const copy = await copyIn(a, alice, post.uri);
+    const reported = await request(a.server.app, "POST", "/api/v1/reports", {
+      token: alice.token,
+      json: { account_id: bobOnA, status_ids: [copy.id], comment: "spam from b", forward: true },
+    });
+    assert.equal(reported.statusCode, 200, reported.body);
+    let report: { target_account: { id: string }; statuses?: Array<{ id: string }>; comment: string } | undefined;
+    await eventually(async () => {
+      report = (await notifications(b, moderator, "admin.report")).map(
+        (n) => (n as unknown as { report: typeof report }).report,
+      )[0];
+      return report !== undefined;
+    }, "b's moderators hear of the report");
+    assert.equal(report!.target_account.id, bob.account.id);
+    assert.equal(report!.comment, "spam from b");
+  });
 });

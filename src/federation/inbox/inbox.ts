@@ -14,6 +14,7 @@ import {
   Block,
   Create,
   Delete,
+  Flag,
   Follow,
   Like,
   Reject,
@@ -27,6 +28,7 @@ import type { AccountRow } from "../../db/schema.ts";
 import type { Resolver } from "../resolver.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
 import { onAccept, onBlock, onFollow, onReject, onUndoBlock, onUndoFollow } from "./follows.ts";
+import { onFlag } from "./reports.ts";
 import { onAnnounce, onCreate, onDelete, onLike, onPinChange, onUndoReaction, onUpdate } from "./statuses.ts";
 
 /** An Undo, by what it undoes. */
@@ -104,6 +106,7 @@ export function registerInbox(
     .on(Announce, guarded(onAnnounce))
     .on(Like, guarded(onLike))
     .on(Block, guarded(onBlock))
+    .on(Flag, guarded(onFlag))
     .on(Add, guarded(onPinChange))
     .on(Remove, guarded(onPinChange))
     .onError((_fedCtx, error) => ctx.log.warn({ err: error }, "inbox: an activity could not be handled"));

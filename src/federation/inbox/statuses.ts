@@ -17,6 +17,7 @@ import {
   type Undo,
   type Update,
 } from "@fedify/vocab";
+import { deleteRemoteAccount } from "../../services/accounts/purge.ts";
 import { favourite, setRemotePin, unfavourite } from "../../services/statuses/interactions.ts";
 import { deleteStatus } from "../../services/statuses/delete.ts";
 import { pollById, recordRemoteVote } from "../../services/polls/vote.ts";
@@ -119,7 +120,7 @@ export async function onDelete(received: Received<Delete>): Promise<void> {
   const objectId = activity.objectId;
   if (!objectId) throw new Refused("a Delete of nothing");
   if (objectId.href === sender.uri) {
-    ctx.log.info({ actor: sender.uri }, "inbox: a remote account deleted itself (not handled yet)");
+    await deleteRemoteAccount(ctx, sender);
     return;
   }
   // Only the author's server may delete its posts; the deletion is remembered, so the post's

@@ -8,6 +8,7 @@ import type { Activity, Recipient } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { suspendedAmong } from "../../services/admin/domain_blocks.ts";
+import { INSTANCE_ACTOR } from "../instance_actor.ts";
 
 /** A Fedify context outside any request. */
 export const fedContext = (ctx: Ctx): Context<void> =>
@@ -31,15 +32,18 @@ export interface SendOptions {
   orderingKey?: string;
 }
 
-/** Queues `activity` from the local account `sender` to the remote `recipients` (local ones are skipped). */
+/**
+ * Queues `activity` from the local account `sender` — or from the instance actor (reports) — to
+ * the remote `recipients` (local ones are skipped).
+ */
 export async function send(
   ctx: Ctx,
-  sender: AccountRow,
+  sender: AccountRow | "instance",
   recipients: readonly Addressee[],
   activity: Activity,
   options: SendOptions = {},
 ): Promise<void> {
-  if (sender.domain !== null || sender.suspended_at) return;
+  if (sender !== "instance" && (sender.domain !== null || sender.suspended_at)) return;
   const remote = recipients.filter((account) => account.domain !== null && account.inbox_url);
   if (remote.length === 0) return;
   // Nothing goes to a suspended domain, whichever host its inboxes are on.
@@ -51,7 +55,8 @@ export async function send(
   const suspended = await suspendedAmong(ctx.db.kysely, remote.flatMap(hosts));
   const allowed = remote.filter((account) => !hosts(account).some((host) => suspended.has(host.replace(/:\d+$/, ""))));
   if (allowed.length === 0) return;
-  await fedContext(ctx).sendActivity({ identifier: sender.username }, allowed.map(recipientOf), activity, {
+  const identifier = sender === "instance" ? INSTANCE_ACTOR : sender.username;
+  await fedContext(ctx).sendActivity({ identifier }, allowed.map(recipientOf), activity, {
     preferSharedInbox: options.shared ?? false,
     orderingKey: options.orderingKey,
   });

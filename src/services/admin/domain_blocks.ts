@@ -14,8 +14,7 @@ import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { Database, DomainBlockRow, DomainBlockSeverity } from "../../db/schema.ts";
 import { ApiError, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { normalizeDomain, SEVERITIES } from "./domain_names.ts";
-import { removeFollow } from "../accounts/follow.ts";
-import { deleteStatus } from "../statuses/delete.ts";
+import { purgeRemoteAccounts } from "../accounts/purge.ts";
 
 export { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
@@ -251,44 +250,12 @@ export async function suspendedAmong(db: Kysely<Database>, hosts: readonly strin
   return suspended;
 }
 
-/** Statuses removed per run of the purge job (it queues itself again while there are more). */
-const PURGE_BATCH = 200;
-
 /**
- * What a suspended domain had here goes, as Mastodon's suspension does it: the follows between its
- * accounts and ours end (without telling anyone: nothing is sent there), pending requests go, and
- * its posts are deleted, a batch per run. Returns whether more is left. A block lifted meanwhile
- * stops it.
+ * What a suspended domain had here goes (services/accounts/purge.ts), a batch per run; returns
+ * whether more is left. A block lifted meanwhile stops it.
  */
 export async function purgeSuspendedDomain(ctx: Ctx, domain: string): Promise<boolean> {
-  const db = ctx.db.kysely;
-  const block = await blockFor(db, domain);
+  const block = await blockFor(ctx.db.kysely, domain);
   if (block?.severity !== "suspend") return false;
-  const accounts = db.selectFrom("accounts").select("id").where(onDomain(domain));
-  const follows = await db
-    .selectFrom("follows")
-    .select(["account_id", "target_account_id"])
-    .where((eb) => eb.or([eb("account_id", "in", accounts), eb("target_account_id", "in", accounts)]))
-    .execute();
-  if (follows.length > 0)
-    await ctx.dispatcher.transaction(async (tx) => {
-      for (const follow of follows)
-        await removeFollow(ctx, tx, follow.account_id, follow.target_account_id, { announce: false });
-    });
-  await db
-    .deleteFrom("follow_requests")
-    .where((eb) => eb.or([eb("account_id", "in", accounts), eb("target_account_id", "in", accounts)]))
-    .execute();
-  const statuses = await db
-    .selectFrom("statuses")
-    .selectAll()
-    .where("account_id", "in", accounts)
-    .orderBy("id", "desc")
-    .limit(PURGE_BATCH)
-    .execute();
-  for (const status of statuses)
-    await deleteStatus(ctx, status).catch((error: unknown) => {
-      if (!(error instanceof NotFound)) throw error;
-    });
-  return statuses.length === PURGE_BATCH;
+  return purgeRemoteAccounts(ctx, ctx.db.kysely.selectFrom("accounts").select("id").where(onDomain(domain)));
 }

@@ -1,14 +1,15 @@
 /**
  * Reports (Mastodon's ReportService): a user reports an account, optionally some of its statuses,
  * the server rules broken and a comment; the moderators (staff who manage reports) are notified
- * with `admin.report`. `forward` and `forward_to_domains` are stored for federation, which
- * forwards reports of remote accounts to their servers.
+ * with `admin.report`. A report of a remote account with `forward` is sent to its server (as a Flag,
+ * federation/outbox/reports.ts); other servers' Flags about local accounts arrive here too.
  */
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import type { AccountRow, ReportCategory, ReportRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { targetAccount } from "../accounts/follow.ts";
+import { blockFor } from "../admin/domain_blocks.ts";
 import { loadSettings } from "../instance/settings.ts";
 import { findVisibleStatuses } from "../visibility/find.ts";
 
@@ -59,6 +60,65 @@ export async function createReport(ctx: Ctx, reporter: AccountRow, params: Repor
         category,
         forward: params.forward && target.domain !== null,
         forward_to_domains: domains.length ? JSON.stringify(domains) : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await ctx.dispatcher.emit(tx, { type: "report.created", reportId: row.id });
+    return row;
+  });
+}
+
+/** A report with what its forwarding needs: the target and the reported statuses' ids. */
+export async function reportForForwarding(
+  ctx: Ctx,
+  reportId: string,
+): Promise<{ report: ReportRow; target: AccountRow; statusUris: string[] } | undefined> {
+  const report = await ctx.db.kysely.selectFrom("reports").selectAll().where("id", "=", reportId).executeTakeFirst();
+  if (!report?.forward) return undefined;
+  const target = await ctx.db.kysely
+    .selectFrom("accounts")
+    .selectAll()
+    .where("id", "=", report.target_account_id)
+    .executeTakeFirst();
+  if (!target || target.domain === null) return undefined;
+  const ids = report.status_ids ? (JSON.parse(report.status_ids) as string[]) : [];
+  const statuses = ids.length
+    ? await ctx.db.kysely.selectFrom("statuses").select("uri").where("id", "in", ids).execute()
+    : [];
+  return { report, target, statusUris: statuses.map((s) => s.uri) };
+}
+
+/**
+ * A report from another server (its Flag) about `target`, a local account, and some of its
+ * statuses: stored as a report by `reporter` (usually that server's instance actor), unless the
+ * reporter's domain is blocked with `reject_reports`. Moderators are notified as for local reports.
+ */
+export async function receiveReport(
+  ctx: Ctx,
+  reporter: AccountRow,
+  target: AccountRow,
+  statusIds: string[],
+  comment: string,
+): Promise<ReportRow | undefined> {
+  if (reporter.domain === null || target.domain !== null) return undefined;
+  const block = await blockFor(ctx.db.kysely, reporter.domain);
+  if (block?.reject_reports || block?.severity === "suspend") return undefined;
+  const now = new Date().toISOString();
+  return ctx.dispatcher.transaction(async (tx) => {
+    const row = await tx
+      .insertInto("reports")
+      .values({
+        id: newId(),
+        account_id: reporter.id,
+        target_account_id: target.id,
+        status_ids: statusIds.length ? JSON.stringify(statusIds) : null,
+        rule_ids: null,
+        comment: [...comment].slice(0, COMMENT_LIMIT).join(""),
+        category: "other",
+        forward: false,
+        forward_to_domains: null,
         created_at: now,
         updated_at: now,
       })

@@ -15,6 +15,7 @@ import { fetchableStatus } from "../services/statuses/audience.ts";
 import { noteOf } from "./notes.ts";
 import { dropGoneFollower } from "../services/accounts/follow.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
+import { accountByUri } from "../services/accounts/remote.ts";
 import { userAgent } from "../services/http/outbound.ts";
 import { keyPairOf, localActor } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
@@ -107,8 +108,14 @@ export function buildFederation(ctx: Ctx): Federation<void> {
       const pair = row && (await keyPairOf(row));
       return pair ? [pair] : [];
     });
-  federation.setObjectDispatcher(Note, STATUS_PATH, async (_fedCtx, { identifier, id }) => {
-    const links = await fetchableStatus(ctx, identifier, id);
+  federation.setObjectDispatcher(Note, STATUS_PATH, async (fedCtx, { identifier, id }) => {
+    // A followers-only or direct post goes only to a signed fetch by an account that may see it.
+    const signer = async () => {
+      const documentLoader = await fedCtx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
+      const owner = await fedCtx.getSignedKeyOwner({ documentLoader }).catch(() => null);
+      return owner?.id ? (await accountByUri(ctx, owner.id.href))?.id : undefined;
+    };
+    const links = await fetchableStatus(ctx, identifier, id, signer);
     if (!links || links.author.suspended_at) return null;
     return noteOf(links, await serializeStatus(ctx, links.status));
   });

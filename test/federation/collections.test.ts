@@ -126,6 +126,23 @@ describe("collections and objects of local actors", () => {
     assert.equal((await get(pathOf(closed.uri))).status, 404);
     const other = await get(`/users/alice/statuses/${open.id}`);
     assert.equal(other.status, 404, "the path must name the author");
+    const poll = await postStatus(server, bob, {
+      status: "Which?",
+      poll: { options: ["this", "that"], expires_in: 600 },
+    });
+    const question = await get(pathOf(poll.uri));
+    assert.equal(question.json!.type, "Question");
+    assert.deepEqual(
+      question.json!.oneOf.map((o: { name: string; replies: { totalItems: number } }) => [
+        o.name,
+        o.replies.totalItems,
+      ]),
+      [
+        ["this", 0],
+        ["that", 0],
+      ],
+    );
+    assert.ok(question.json!.endTime);
     const html = await request(server.app, "GET", pathOf(open.uri), { headers: { accept: "text/html" } });
     assert.equal(html.statusCode, 404, "browsers get the pages (not yet built)");
   });

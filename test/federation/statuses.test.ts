@@ -192,6 +192,17 @@ describe("posts between two servers", () => {
     assert.equal(asCarol.statusCode, 404);
     const hidden = await fetch(privatePost.uri, { headers: { accept: "application/activity+json" } });
     assert.equal(hidden.status, 404, "an unsigned fetch does not get a followers-only post");
+    // Fetched signed by an account of b: a follower gets it, anyone else does not.
+    const signedBy = async (username: string) => {
+      const fedCtx = b.server.ctx.federation.createContext(new URL(b.baseUrl), undefined);
+      const loader = await fedCtx.getDocumentLoader({ identifier: username });
+      return loader(privatePost.uri).then(
+        (doc) => (doc.document as { type?: string }).type,
+        () => "refused",
+      );
+    };
+    assert.equal(await signedBy("bob"), "Note");
+    assert.equal(await signedBy("carol"), "refused");
 
     const direct = await postStatus(a.server, alice, {
       status: `@carol@${b.domain} just for you`,

@@ -25,7 +25,7 @@ import {
 } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import type { Resolver } from "../resolver.ts";
+import { Resolver } from "../resolver.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
 import { onAccept, onBlock, onFollow, onReject, onUndoBlock, onUndoFollow } from "./follows.ts";
 import { onFlag } from "./reports.ts";
@@ -61,7 +61,7 @@ async function senderOf(ctx: Ctx, activity: Activity): Promise<AccountRow> {
   if (!actorId) throw new Refused("the activity has no actor");
   if (activity.id && hostOf(activity.id) !== hostOf(actorId))
     throw new Refused(`activity ${activity.id.href} is not on its actor's server (${actorId.host})`);
-  const resolver = ctx.remote as Resolver;
+  const resolver = new Resolver(ctx);
   const known = await resolver.accountByUri(actorId.href);
   if (known) {
     if (known.domain === null) throw new Refused("a local account cannot send to our inbox");

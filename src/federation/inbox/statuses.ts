@@ -38,12 +38,12 @@ import {
   type PostObject,
   type ReadContext,
 } from "../note_rows.ts";
-import type { Resolver } from "../resolver.ts";
+import { Resolver } from "../resolver.ts";
 import { loadersOf, Refused, type Received } from "./inbox.ts";
 
 const readContext = (received: Received<Create | Update | Announce | Add | Remove>): ReadContext => ({
   ctx: received.ctx,
-  resolver: received.ctx.remote as Resolver,
+  resolver: new Resolver(received.ctx),
   fedCtx: received.fedCtx,
 });
 
@@ -95,7 +95,7 @@ export async function onUpdate(received: Received<Update>): Promise<void> {
   if (!object?.id) throw new Refused("an Update of nothing");
   if (object.id.href === sender.uri) {
     // A profile update, signed by the actor itself: what it embeds is its own word.
-    if (isActor(object)) await (ctx.remote as Resolver).storeActor(object);
+    if (isActor(object)) await new Resolver(ctx).storeActor(object);
     return;
   }
   if (!isPost(object)) return;

@@ -5,6 +5,7 @@
  */
 import type { Ctx } from "../../context.ts";
 import type { AccountRow, PollRow, StatusRow } from "../../db/schema.ts";
+import { findVisibleStatuses } from "../visibility/find.ts";
 
 type Inboxes = Pick<AccountRow, "id" | "uri" | "inbox_url" | "shared_inbox_url" | "domain" | "username">;
 
@@ -110,11 +111,17 @@ export async function remoteFollowersOf(ctx: Ctx, accountId: string): Promise<In
 }
 
 /**
- * A local status anyone may fetch from its id (`/users/:username/statuses/:id`): by that account,
- * public or unlisted, not a boost. Followers-only and direct ones are not served (yet: they need a
- * signed fetch from a follower's server).
+ * A local status as another server may fetch it from its id (`/users/:username/statuses/:id`): by
+ * that account, not a boost, public or unlisted for anyone; followers-only and direct ones only
+ * for `signerId`, the account that signed the fetch, when it may see them here (a follower, a
+ * mentioned account). `signerId` is asked for only when needed.
  */
-export async function fetchableStatus(ctx: Ctx, username: string, id: string): Promise<StatusLinks | undefined> {
+export async function fetchableStatus(
+  ctx: Ctx,
+  username: string,
+  id: string,
+  signerId: () => Promise<string | undefined>,
+): Promise<StatusLinks | undefined> {
   if (!/^\d{1,19}$/.test(id)) return undefined;
   const row = await ctx.db.kysely
     .selectFrom("statuses")
@@ -123,7 +130,10 @@ export async function fetchableStatus(ctx: Ctx, username: string, id: string): P
     .where("statuses.id", "=", id)
     .executeTakeFirst();
   if (!row || row.domain !== null || row.username !== username || row.reblog_of_id) return undefined;
-  if (row.visibility !== "public" && row.visibility !== "unlisted") return undefined;
+  if (row.visibility !== "public" && row.visibility !== "unlisted") {
+    const signer = await signerId();
+    if (!signer || (await findVisibleStatuses(ctx, [row.id], signer)).length === 0) return undefined;
+  }
   return statusLinks(ctx, row.id);
 }
 

@@ -10,6 +10,7 @@ import {
   Article,
   Audio,
   Document,
+  Emoji,
   Hashtag,
   Image,
   Link,
@@ -19,6 +20,7 @@ import {
   PUBLIC_COLLECTION,
   Question,
   Video,
+  type Actor,
   type Object as ApObject,
 } from "@fedify/vocab";
 import type { Ctx } from "../context.ts";
@@ -32,6 +34,7 @@ import {
   type RemoteStatusData,
   type Visibility,
 } from "../services/statuses/remote.ts";
+import { storeRemoteEmojis, type RemoteEmoji } from "../services/emoji/remote.ts";
 import type { Resolver } from "./resolver.ts";
 
 /** The objects stored as statuses. */
@@ -104,6 +107,7 @@ async function readPost(
   const id = post.id!;
   const mentioned: AccountRow[] = [];
   const tags: string[] = [];
+  const emojis: RemoteEmoji[] = [];
   let fetches = 0;
   for await (const tag of post.getTags(loaders)) {
     if (tag instanceof Mention && tag.href) {
@@ -116,8 +120,12 @@ async function readPost(
     } else if (tag instanceof Hashtag && tag.name) {
       const name = tag.name.toString().replace(/^#/, "").trim();
       if (name) tags.push(name);
+    } else if (tag instanceof Emoji) {
+      const emoji = await emojiOf(tag);
+      if (emoji) emojis.push(emoji);
     }
   }
+  if (emojis.length > 0 && author.domain) await storeRemoteEmojis(read.ctx, author.domain, emojis);
   const media: RemoteMedia[] = [];
   for await (const item of post.getAttachments(loaders)) {
     if (!(item instanceof Document || item instanceof Image || item instanceof Video || item instanceof Audio))
@@ -187,6 +195,30 @@ async function pollOf(
 async function hasAny(items: AsyncIterable<unknown>): Promise<boolean> {
   for await (const _ of items) return true;
   return false;
+}
+
+/** A custom emoji as an Emoji tag names it (`:shortcode:` and its image). */
+export async function emojiOf(tag: Emoji): Promise<RemoteEmoji | undefined> {
+  const shortcode = tag.name?.toString().replace(/^:|:$/g, "");
+  const icon = await tag.getIcon().catch(() => null);
+  const url =
+    icon instanceof Image ? hrefOf(icon.url instanceof URL || icon.url instanceof Link ? icon.url : null) : null;
+  if (!shortcode || !url) return undefined;
+  return { shortcode, uri: tag.id?.href ?? null, imageUrl: url };
+}
+
+/** The custom emoji an actor's name and bio use. */
+export async function actorEmojis(
+  actor: Actor,
+  loaders: { documentLoader: DocumentLoader; contextLoader: DocumentLoader },
+) {
+  const emojis: RemoteEmoji[] = [];
+  for await (const tag of actor.getTags({ ...loaders, suppressError: true }))
+    if (tag instanceof Emoji) {
+      const emoji = await emojiOf(tag);
+      if (emoji) emojis.push(emoji);
+    }
+  return emojis;
 }
 
 /** The stored parent of a reply: known, or fetched (and stored) while `depth` allows. */

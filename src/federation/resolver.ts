@@ -18,7 +18,8 @@ import { ValidationFailed } from "../errors.ts";
 import { safeFetch, SafeFetchError } from "../services/http/safe_fetch.ts";
 import { ActorRefused, remoteAccountData } from "./actor_rows.ts";
 import { INSTANCE_ACTOR } from "./instance_actor.ts";
-import { fetchPost, isPost } from "./note_rows.ts";
+import { actorEmojis, fetchPost, isPost } from "./note_rows.ts";
+import { storeRemoteEmojis } from "../services/emoji/remote.ts";
 
 const ACTIVITY_TYPES = new Set([
   "application/activity+json",
@@ -155,7 +156,13 @@ export class Resolver implements RemoteResolver {
         contextLoader: fedCtx.contextLoader,
         domain,
       });
-      return await storeRemoteAccount(this.#ctx, data);
+      const account = await storeRemoteAccount(this.#ctx, data);
+      const emojis = await actorEmojis(actor, {
+        documentLoader: fedCtx.documentLoader,
+        contextLoader: fedCtx.contextLoader,
+      });
+      if (emojis.length > 0 && account.domain) await storeRemoteEmojis(this.#ctx, account.domain, emojis);
+      return account;
     } catch (error) {
       if (error instanceof ActorRefused || error instanceof DomainSuspended || error instanceof ValidationFailed) {
         this.#ctx.log.info({ actor: id.href, reason: error.message }, "remote actor refused");

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { createUser, eventually, postStatus, request, type TestUser } from "../kit.ts";
+import { createCustomEmoji, createUser, eventually, postStatus, request, type TestUser } from "../kit.ts";
 import { WsClient } from "../streaming_clients.ts";
 import { startPeers, type Peer, type Peers } from "./two_servers.ts";
 
@@ -341,5 +341,16 @@ describe("posts between two servers", () => {
     }, "b's moderators hear of the report");
     assert.equal(report!.target_account.id, bob.account.id);
     assert.equal(report!.comment, "spam from b");
+  });
+
+  test("custom emoji of a post cross with it", async () => {
+    await createCustomEmoji(a.server, "blobcat", { imageRemoteUrl: `${a.baseUrl}/emoji/blobcat.png` });
+    const post = await postStatus(a.server, alice, { status: "Hello :blobcat:" });
+    const copy = await copyIn(b, bob, post.uri);
+    const emojis = (copy as unknown as { emojis: Array<{ shortcode: string; url: string }> }).emojis;
+    assert.deepEqual(
+      emojis.map((e) => [e.shortcode, e.url]),
+      [["blobcat", `${a.baseUrl}/emoji/blobcat.png`]],
+    );
   });
 });

@@ -9,7 +9,8 @@ import { COMMANDS, runCli, type ContextFactory } from "../src/cli/main.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { verifyPassword } from "../src/services/accounts/passwords.ts";
 import { SETTING_DEFINITIONS } from "../src/services/instance/settings.ts";
-import { createTestServer, createUser, errorOf, get, type TestServer } from "./kit.ts";
+import { newId } from "../src/db/ids.ts";
+import { createRemoteAccount, createTestServer, createUser, errorOf, get, type TestServer } from "./kit.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const VERSION: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
@@ -747,4 +748,63 @@ describe("bin/rookery.js", () => {
       assert.ok(major > 0, `could not read the version of /usr/bin/node: ${versionOf.stdout}`);
     },
   );
+});
+
+describe("rookery media remove", () => {
+  let server: TestServer;
+  before(async () => {
+    server = await createTestServer();
+  });
+  after(() => server.close());
+
+  /** A remote account's attachment with a kept copy, made `days` days ago. */
+  async function keptRemoteMedia(days: number) {
+    const account = await createRemoteAccount(server.ctx, `far${days}`, "far.example");
+    const id = newId();
+    const file = `media_attachments/files/${id}/original/kept.png`;
+    await server.ctx.media.put(file, Buffer.from("png"));
+    const at = new Date(Date.now() - days * 24 * 60 * 60 * 1000).toISOString();
+    await server.ctx.db.kysely
+      .insertInto("media_attachments")
+      .values({
+        id,
+        account_id: account.id,
+        type: "image",
+        file,
+        remote_url: `https://far.example/${id}.png`,
+        processing: "complete",
+        created_at: at,
+        updated_at: at,
+      } as never)
+      .execute();
+    return { id, file };
+  }
+
+  test("drops kept copies older than --days, keeps newer ones and the links", async () => {
+    const old = await keptRemoteMedia(10);
+    const fresh = await keptRemoteMedia(1);
+    const result = await cli(server, "media", "remove", "--days", "7");
+    assert.equal(result.code, 0, result.err.join("\n"));
+    assert.match(result.out.join("\n"), /Dropped 1 kept copy/);
+    const rows = await server.ctx.db.kysely
+      .selectFrom("media_attachments")
+      .select(["id", "file", "remote_url"])
+      .where("id", "in", [old.id, fresh.id])
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    assert.equal(byId.get(old.id)!.file, null);
+    assert.ok(byId.get(old.id)!.remote_url);
+    assert.equal(byId.get(fresh.id)!.file, fresh.file);
+    assert.equal(await server.ctx.media.get(old.file), undefined);
+    assert.ok(await server.ctx.media.get(fresh.file));
+  });
+
+  test("--days must be a number; --help explains", async () => {
+    const bad = await cli(server, "media", "remove", "--days", "soon");
+    assert.equal(bad.code, 1);
+    assert.match(bad.err.join("\n"), /--days must be a whole number/);
+    const help = await cli(server, "media", "remove", "--help");
+    assert.equal(help.code, 0);
+    assert.match(help.out.join("\n"), /--days/);
+  });
 });

@@ -10,6 +10,7 @@ import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } 
 import { domainBlocksAdd, domainBlocksList, domainBlocksRemove } from "./domain_blocks.ts";
 import { announcementsCreate, announcementsList, announcementsRemove } from "./announcements.ts";
 import { emojiDisable, emojiEnable, emojiImport, emojiList, emojiRemove } from "./emoji.ts";
+import { mediaRemove } from "./media.ts";
 import { settingsGet, settingsList, settingsSet } from "./settings.ts";
 import { tokensCreate } from "./tokens.ts";
 
@@ -34,6 +35,7 @@ export const COMMANDS: readonly Command[] = [
   emojiRemove,
   emojiDisable,
   emojiEnable,
+  mediaRemove,
   dbMigrate,
 ];
 

@@ -1,6 +1,12 @@
 import type { Ctx } from "../context.ts";
 import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
 import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/purge.ts";
+import {
+  cacheRemoteMedia,
+  FETCH_REMOTE_MEDIA_JOB,
+  purgeDomainMedia,
+  PURGE_DOMAIN_MEDIA_JOB,
+} from "../services/media/remote.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
 import {
   afterBulkWrite,
@@ -47,6 +53,17 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
   ctx.jobs.register(POLL_UPDATE_JOB, async (payload) => {
     await deliverPollUpdate(ctx, (payload as { statusId: string }).statusId);
+  });
+  ctx.jobs.register(
+    FETCH_REMOTE_MEDIA_JOB,
+    (payload) => cacheRemoteMedia(ctx, (payload as { mediaId: string }).mediaId),
+    {
+      concurrency: 2,
+    },
+  );
+  ctx.jobs.register(PURGE_DOMAIN_MEDIA_JOB, async (payload) => {
+    const removed = await purgeDomainMedia(ctx, (payload as { domain: string }).domain);
+    if (removed > 0) ctx.log.info({ removed }, "dropped the kept media of a domain that rejects media");
   });
   ctx.jobs.register(ACCOUNT_PURGE_JOB, async (payload) => {
     const { accountId } = payload as { accountId: string };

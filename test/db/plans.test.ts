@@ -39,6 +39,7 @@ import { notificationPage, unreadCount } from "../../src/services/notifications/
 import { requestPage } from "../../src/services/notifications/requests.ts";
 import { GROUPABLE_TYPES } from "../../src/services/notifications/types.ts";
 import { failAbandonedMedia } from "../../src/services/media/timed.ts";
+import { removeCachedRemoteMedia } from "../../src/services/media/remote.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 import { disableAutovacuum, reportTableCounters } from "./pg_statistics.ts";
 
@@ -727,6 +728,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
         ]
       : []),
     ["media conversions whose job is gone", () => failAbandonedMedia(server.ctx)],
+    ["kept copies of remote media to drop", () => removeCachedRemoteMedia(server.ctx, new Date())],
     ["search statuses, rare word", () => searchStatuses(server.ctx, viewer(), "4242", { limit: 20, offset: 0 })],
   ];
 

@@ -7,7 +7,16 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { createCustomEmoji, createUser, eventually, postStatus, request, type TestUser } from "../kit.ts";
+import {
+  createCustomEmoji,
+  createUser,
+  eventually,
+  postStatus,
+  request,
+  tokenFor,
+  uploadImage,
+  type TestUser,
+} from "../kit.ts";
 import { WsClient } from "../streaming_clients.ts";
 import { startPeers, type Peer, type Peers } from "./two_servers.ts";
 
@@ -352,5 +361,33 @@ describe("posts between two servers", () => {
       emojis.map((e) => [e.shortcode, e.url]),
       [["blobcat", `${a.baseUrl}/emoji/blobcat.png`]],
     );
+  });
+
+  test("a picture of a remote post is kept here; reject_media drops the copy", async () => {
+    const media = await uploadImage(a.server, alice, { description: "a square", width: 64, height: 48 });
+    const post = await postStatus(a.server, alice, { status: "With a picture", media_ids: [media.id] });
+    const copy = await copyIn(b, bob, post.uri);
+    const attachmentOnB = async () =>
+      (await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token })).json()
+        .media_attachments[0] as { url: string; remote_url: string; description: string; preview_url: string };
+    await eventually(async () => (await attachmentOnB()).url.startsWith(b.baseUrl), "the picture is kept on b");
+    const kept = await attachmentOnB();
+    assert.equal(kept.remote_url, media.url);
+    assert.equal(kept.description, "a square");
+    assert.ok(kept.preview_url.startsWith(b.baseUrl));
+    const served = await request(b.server.app, "GET", new URL(kept.url).pathname);
+    assert.equal(served.statusCode, 200);
+    assert.equal(served.headers["content-type"], "image/png");
+
+    const admin = await createUser(b.server.ctx, "mediaadmin", { role: "Admin" });
+    const adminToken = await tokenFor(b.server.ctx, admin, "admin:read admin:write");
+    const block = await request(b.server.app, "POST", "/api/v1/admin/domain_blocks", {
+      token: adminToken,
+      json: { domain: "a.test", severity: "noop", reject_media: true },
+    });
+    assert.equal(block.statusCode, 200, block.body);
+    await eventually(async () => (await attachmentOnB()).url === media.url, "the copy is dropped");
+    assert.equal((await request(b.server.app, "GET", new URL(kept.url).pathname)).statusCode, 404);
+    await request(b.server.app, "DELETE", `/api/v1/admin/domain_blocks/${block.json().id}`, { token: adminToken });
   });
 });

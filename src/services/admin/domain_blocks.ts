@@ -63,7 +63,7 @@ function stricterThan(
 }
 
 /** Accounts of `domain` and its subdomains (on any port). */
-const onDomain = (domain: string) => (eb: ExpressionBuilder<Database, "accounts">) =>
+export const onDomain = (domain: string) => (eb: ExpressionBuilder<Database, "accounts">) =>
   eb.or([
     eb("domain", "=", domain),
     eb("domain", "like", `%.${domain}`),
@@ -84,6 +84,9 @@ export const PURGE_JOB = "domain_blocks.purge";
  * suspension also queues the removal of their follows and posts.
  */
 async function applyBlock(ctx: Ctx, tx: Kysely<Database>, block: DomainBlockRow): Promise<void> {
+  // Media of a server that may not have them kept here go (the links stay).
+  if (block.reject_media || block.severity === "suspend")
+    await ctx.jobs.enqueueWith(tx, "media.purge_domain" /* PURGE_DOMAIN_MEDIA_JOB */, { domain: block.domain });
   if (block.severity === "suspend") {
     await coveredAccounts(tx, block.domain)
       .set({ suspended_at: block.created_at })
@@ -203,7 +206,7 @@ export async function updateDomainBlock(
       .returningAll()
       .executeTakeFirst();
     if (!updated) throw new NotFound();
-    if (updated.severity !== current.severity) {
+    if (updated.severity !== current.severity || (updated.reject_media && !current.reject_media)) {
       await liftBlock(tx, current);
       await applyBlock(ctx, tx, updated);
     }

@@ -30,7 +30,8 @@ export interface UploadParams {
   signal?: AbortSignal;
 }
 
-async function processImage(data: Buffer | string, info: ImageInfo) {
+/** An image as Rookery keeps it: re-encoded original (no EXIF), small preview, meta and blurhash. */
+export async function processImage(data: Buffer | string, info: ImageInfo) {
   const target = fitWithin(info, ORIGINAL_PIXELS);
   // Re-encoding drops EXIF (location!) and applies the orientation.
   let original = sharp(data, { animated: info.animated }).rotate();

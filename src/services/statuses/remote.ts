@@ -14,6 +14,7 @@ import { idForTime, newId } from "../../db/ids.ts";
 import { kvGet, kvSet } from "../../db/queries/federation_kv.ts";
 import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
+import { FETCH_REMOTE_MEDIA_JOB } from "../media/remote.ts";
 import { addToConversations } from "../conversations/conversations.ts";
 import { snapshot } from "./edit.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
@@ -142,6 +143,7 @@ export async function statusByUrl(ctx: Ctx, url: string): Promise<StatusRow | un
 }
 
 async function insertMedia(
+  ctx: Ctx,
   tx: Kysely<Database>,
   authorId: string,
   statusId: string,
@@ -181,6 +183,10 @@ async function insertMedia(
     updated_at: now,
   }));
   if (rows.length) await tx.insertInto("media_attachments").values(rows).execute();
+  // Pictures are kept here once downloaded (services/media/remote.ts); until then the link serves.
+  for (const row of rows)
+    if (row.type === "image")
+      await ctx.jobs.enqueueWith(tx, FETCH_REMOTE_MEDIA_JOB, { mediaId: row.id }, { maxAttempts: 3 });
   return rows.map((row) => row.id);
 }
 
@@ -246,7 +252,7 @@ export async function storeRemoteStatus(ctx: Ctx, author: AccountRow, data: Remo
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      const mediaIds = await insertMedia(tx, author.id, id, data.media, now);
+      const mediaIds = await insertMedia(ctx, tx, author.id, id, data.media, now);
       await insertMentions(tx, id, data.mentioned, now);
       await tagStatus(tx, id, await upsertTags(tx, data.tags.slice(0, TAGS_MAX)), now);
       const pollId = data.poll ? await insertRemotePoll(tx, author.id, id, data.poll, now) : null;
@@ -299,7 +305,7 @@ export async function updateRemoteStatus(ctx: Ctx, status: StatusRow, data: Remo
       .execute();
     if (edits.length === 0) await snapshot(tx, status, status.created_at);
     await tx.deleteFrom("media_attachments").where("status_id", "=", status.id).execute();
-    const mediaIds = await insertMedia(tx, status.account_id, status.id, data.media, now);
+    const mediaIds = await insertMedia(ctx, tx, status.account_id, status.id, data.media, now);
     const existing = await tx.selectFrom("mentions").select("account_id").where("status_id", "=", status.id).execute();
     const had = new Set(existing.map((m) => m.account_id));
     const added = await insertMentions(

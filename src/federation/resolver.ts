@@ -157,6 +157,13 @@ export class Resolver implements RemoteResolver {
         domain,
       });
       const account = await storeRemoteAccount(this.#ctx, data);
+      // Met for the first time: its pinned posts are read in the background.
+      if (!known && account.featured_url)
+        await this.#ctx.jobs.enqueue(
+          "federation.featured_sync" /* FEATURED_SYNC_JOB */,
+          { accountId: account.id },
+          { maxAttempts: 2 },
+        );
       const emojis = await actorEmojis(actor, {
         documentLoader: fedCtx.documentLoader,
         contextLoader: fedCtx.contextLoader,

@@ -8,6 +8,7 @@ import {
   PURGE_DOMAIN_MEDIA_JOB,
 } from "../services/media/remote.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
+import { FEATURED_SYNC_JOB, syncFeatured } from "../federation/featured.ts";
 import {
   afterBulkWrite,
   pruneExpiredRecords,
@@ -51,6 +52,7 @@ export function registerJobHandlers(ctx: Ctx): void {
     );
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register(FEATURED_SYNC_JOB, (payload) => syncFeatured(ctx, (payload as { accountId: string }).accountId));
   ctx.jobs.register(POLL_UPDATE_JOB, async (payload) => {
     await deliverPollUpdate(ctx, (payload as { statusId: string }).statusId);
   });

@@ -390,4 +390,17 @@ describe("posts between two servers", () => {
     assert.equal((await request(b.server.app, "GET", new URL(kept.url).pathname)).statusCode, 404);
     await request(b.server.app, "DELETE", `/api/v1/admin/domain_blocks/${block.json().id}`, { token: adminToken });
   });
+
+  test("an account met for the first time brings its pinned posts", async () => {
+    const erin = await createUser(a.server.ctx, "erin");
+    const pinned = await postStatus(a.server, erin, { status: "My pinned post" });
+    await request(a.server.app, "POST", `/api/v1/statuses/${pinned.id}/pin`, { token: erin.token });
+    const erinOnB = await resolve(b, carol, `erin@${a.domain}`);
+    await eventually(async () => {
+      const res = await request(b.server.app, "GET", `/api/v1/accounts/${erinOnB}/statuses?pinned=true`, {
+        token: carol.token,
+      });
+      return (res.json() as StatusJson[]).some((s) => s.uri === pinned.uri);
+    }, "erin's pin on b");
+  });
 });

@@ -432,3 +432,13 @@ export async function storeRemoteReblog(
     throw error;
   }
 }
+
+/** The posts a remote account has pinned here. */
+export async function remotePinsOf(ctx: Ctx, accountId: string): Promise<StatusRow[]> {
+  return ctx.db.kysely
+    .selectFrom("status_pins")
+    .innerJoin("statuses", "statuses.id", "status_pins.status_id")
+    .selectAll("statuses")
+    .where("status_pins.account_id", "=", accountId)
+    .execute();
+}

@@ -43,6 +43,8 @@ export interface Account {
   suspended?: true;
   limited?: true;
   memorial?: true;
+  /** The account it moved to (one level: that account shows no `moved` of its own). */
+  moved?: Account;
 }
 
 export interface CredentialAccount extends Account {
@@ -163,8 +165,18 @@ function serializeOne(
 }
 
 /** Serializes accounts with a fixed number of queries whatever their number. */
-export async function serializeAccounts(ctx: Ctx, rows: readonly AccountRow[]): Promise<Account[]> {
+export async function serializeAccounts(
+  ctx: Ctx,
+  rows: readonly AccountRow[],
+  { nested = false } = {},
+): Promise<Account[]> {
   if (rows.length === 0) return [];
+  const movedIds = nested ? [] : [...new Set(rows.map((r) => r.moved_to_account_id).filter((id) => id !== null))];
+  const movedTo = new Map<string, Account>();
+  if (movedIds.length > 0) {
+    const targets = await ctx.db.kysely.selectFrom("accounts").selectAll().where("id", "in", movedIds).execute();
+    for (const account of await serializeAccounts(ctx, targets, { nested: true })) movedTo.set(account.id, account);
+  }
   const local = rows.filter((r) => r.domain === null).map((r) => r.id);
   const [emojis, roles] = await Promise.all([
     loadEmojisFor(
@@ -196,7 +208,11 @@ export async function serializeAccounts(ctx: Ctx, rows: readonly AccountRow[]): 
           .execute(),
   ]);
   const roleByAccount = new Map(roles.map((r) => [r.account_id, r]));
-  return rows.map((row) => serializeOne(ctx, row, emojis.get(row.id) ?? [], roleByAccount.get(row.id)));
+  return rows.map((row) => {
+    const account = serializeOne(ctx, row, emojis.get(row.id) ?? [], roleByAccount.get(row.id));
+    const moved = row.moved_to_account_id ? movedTo.get(row.moved_to_account_id) : undefined;
+    return moved ? { ...account, moved } : account;
+  });
 }
 
 export async function serializeAccount(ctx: Ctx, row: AccountRow): Promise<Account> {

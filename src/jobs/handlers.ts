@@ -1,6 +1,7 @@
 import type { Ctx } from "../context.ts";
 import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
 import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/purge.ts";
+import { MOVE_FOLLOWERS_JOB, moveFollowers } from "../services/accounts/move.ts";
 import {
   cacheRemoteMedia,
   FETCH_REMOTE_MEDIA_JOB,
@@ -66,6 +67,11 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register(PURGE_DOMAIN_MEDIA_JOB, async (payload) => {
     const removed = await purgeDomainMedia(ctx, (payload as { domain: string }).domain);
     if (removed > 0) ctx.log.info({ removed }, "dropped the kept media of a domain that rejects media");
+  });
+  ctx.jobs.register(MOVE_FOLLOWERS_JOB, async (payload) => {
+    const { fromId, toId } = payload as { fromId: string; toId: string };
+    const moved = await moveFollowers(ctx, fromId, toId);
+    if (moved > 0) ctx.log.info({ moved, from: fromId, to: toId }, "followers moved to an account's new home");
   });
   ctx.jobs.register(ACCOUNT_PURGE_JOB, async (payload) => {
     const { accountId } = payload as { accountId: string };

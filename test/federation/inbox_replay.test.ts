@@ -819,6 +819,91 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
     });
   });
 
+  describe("moves", () => {
+    /** `user` follows `actor` (a request, then the actor's Accept). */
+    async function followRemote(user: TestUser, actor: FakeActor): Promise<string> {
+      const found = await resolve(user, `@${actor.username}@${actor.host}:${fake.port}`);
+      await request(app, "POST", `/api/v1/accounts/${found.id}/follow`, { token: user.token });
+      let sent: Record<string, unknown> | undefined;
+      await eventually(() => {
+        sent = fake.posted("Follow").find((p) => p.json.actor === user.account.uri && p.json.object === actor.id)?.json;
+        return sent !== undefined;
+      }, "the Follow reaches the fake");
+      const accept = activity("generic_accept_follow", {
+        activityId: `${actor.id}#accepts/${nextId()}`,
+        actor: actor.id,
+        follow: String(sent!.id),
+        follower: user.account.uri,
+        followed: actor.id,
+      });
+      await accepted("/inbox", accept, actor);
+      await eventually(async () => (await relationship(user, found.id)).following, "the follow is accepted");
+      return found.id;
+    }
+
+    test("a Move to an account that names the old one moves the local followers there", async () => {
+      const oldie = await fake.addActor({
+        name: "oldie",
+        software: "mastodon",
+        host: "mastodon.example",
+        username: "oldie",
+      });
+      const newbie = await fake.addActor({
+        name: "newbie",
+        software: "mastodon",
+        host: "mastodon.example",
+        username: "newbie",
+      });
+      fake.serve(newbie.id, { ...newbie.document, alsoKnownAs: [oldie.id] });
+      const oldId = await followRemote(dave, oldie);
+      const move = {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${oldie.id}#moves/1`,
+        type: "Move",
+        actor: oldie.id,
+        object: oldie.id,
+        target: newbie.id,
+      };
+      await accepted("/inbox", move, oldie);
+      await eventually(
+        () => fake.posted("Follow").some((p) => p.json.actor === dave.account.uri && p.json.object === newbie.id),
+        "dave asks to follow the new account",
+      );
+      await eventually(async () => !(await relationship(dave, oldId)).following, "dave left the old account");
+      const shown = await request(app, "GET", `/api/v1/accounts/${oldId}`, { token: dave.token });
+      assert.equal(shown.json().moved?.acct, `newbie@mastodon.example:${fake.port}`);
+    });
+
+    test("a Move to an account that does not name the old one is refused", async () => {
+      const stayer = await fake.addActor({
+        name: "stayer",
+        software: "mastodon",
+        host: "mastodon.example",
+        username: "stayer",
+      });
+      const elsewhere = await fake.addActor({
+        name: "elsewhere",
+        software: "mastodon",
+        host: "mastodon.example",
+        username: "elsewhere",
+      });
+      const stayerId = await followRemote(erin, stayer);
+      const move = {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${stayer.id}#moves/1`,
+        type: "Move",
+        actor: stayer.id,
+        object: stayer.id,
+        target: elsewhere.id,
+      };
+      await accepted("/inbox", move, stayer);
+      await settle(stayer);
+      assert.equal((await relationship(erin, stayerId)).following, true);
+      const shown = await request(app, "GET", `/api/v1/accounts/${stayerId}`, { token: erin.token });
+      assert.equal(shown.json().moved, undefined);
+    });
+  });
+
   describe("hostile deliveries", () => {
     test("an unsigned POST is 401 and stores nothing", async () => {
       const create = mastodonCreate(alice);

@@ -6,12 +6,14 @@
  * once. An Accept or Reject must come from the account that was asked to be followed. Blocks
  * and their Undo go through the block service.
  */
-import { Follow, type Accept, type Block, type Reject, type Undo } from "@fedify/vocab";
+import { Follow, type Accept, type Block, type Move, type Reject, type Undo } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { followAccepted, followByUri, followEndedRemotely, receiveFollow } from "../../services/accounts/follow.ts";
 import { blockAccount, unblockAccount } from "../../services/accounts/hiding.ts";
+import { accountMoved } from "../../services/accounts/move.ts";
 import { accountByUri } from "../../services/accounts/remote.ts";
+import { Resolver } from "../resolver.ts";
 import { sendFollowAnswer } from "../outbox/follows.ts";
 import { loadersOf, Refused, type Received } from "./inbox.ts";
 
@@ -78,4 +80,25 @@ export async function onUndoBlock(received: Received<Undo>, block: Block): Promi
   if (block.actorId?.href !== received.sender.uri) throw new Refused("an Undo of someone else's Block");
   const target = await localAccount(received.ctx, block.objectId);
   await unblockAccount(received.ctx, received.sender, target);
+}
+
+/**
+ * A Move of the sender to another account: accepted when the new actor, read from its server,
+ * names the old one among its aliases (`alsoKnownAs`); local followers then follow the new one.
+ */
+export async function onMove(received: Received<Move>): Promise<void> {
+  const { ctx, sender, activity } = received;
+  if (activity.objectId?.href !== sender.uri) throw new Refused("a Move of someone else");
+  const targetId = activity.targetId;
+  if (!targetId) throw new Refused("a Move to nowhere");
+  const resolver = new Resolver(ctx);
+  const actor = await resolver.fetchActor(targetId);
+  if (!actor || !actor.aliasIds.some((alias) => alias.href === sender.uri))
+    throw new Refused(`${targetId.href} does not name ${sender.uri} among its aliases`);
+  const target =
+    targetId.host === new URL(ctx.config.baseUrl).host
+      ? await accountByUri(ctx, targetId.href)
+      : await resolver.storeActor(actor);
+  if (!target || target.suspended_at) throw new Refused(`${targetId.href} cannot be moved to`);
+  await accountMoved(ctx, sender, target);
 }

@@ -17,6 +17,7 @@ import {
   Flag,
   Follow,
   Like,
+  Move,
   Reject,
   Remove,
   Undo,
@@ -27,7 +28,7 @@ import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { Resolver } from "../resolver.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
-import { onAccept, onBlock, onFollow, onReject, onUndoBlock, onUndoFollow } from "./follows.ts";
+import { onAccept, onBlock, onFollow, onMove, onReject, onUndoBlock, onUndoFollow } from "./follows.ts";
 import { onFlag } from "./reports.ts";
 import { onAnnounce, onCreate, onDelete, onLike, onPinChange, onUndoReaction, onUpdate } from "./statuses.ts";
 
@@ -107,6 +108,7 @@ export function registerInbox(
     .on(Like, guarded(onLike))
     .on(Block, guarded(onBlock))
     .on(Flag, guarded(onFlag))
+    .on(Move, guarded(onMove))
     .on(Add, guarded(onPinChange))
     .on(Remove, guarded(onPinChange))
     .onError((_fedCtx, error) => ctx.log.warn({ err: error }, "inbox: an activity could not be handled"));

@@ -596,6 +596,49 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
 
   // ---- Misskey ----
 
+  describe("polls", () => {
+    test("votes: one Create per choice (Mastodon), or several choices in one Create (GoToSocial)", async () => {
+      const poll = await postStatus(server, alice, {
+        status: "Pick any",
+        poll: { options: ["red", "green", "blue"], expires_in: 3600, multiple: true },
+      });
+      const vote = (actor: FakeActor, names: string[]) => ({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        id: `${actor.id}#votes/${nextId()}`,
+        type: "Create",
+        actor: actor.id,
+        to: alice.account.uri,
+        object: names.map((name) => ({
+          id: `${actor.id}#votes/${nextId()}`,
+          type: "Note",
+          name,
+          attributedTo: actor.id,
+          inReplyTo: poll.uri,
+          to: alice.account.uri,
+        })),
+      });
+      const single: Record<string, unknown> = vote(mastodon, ["green"]);
+      const choice = (single.object as Array<{ id: string }>)[0]!;
+      single.object = choice;
+      await accepted("/inbox", single, mastodon);
+      await accepted("/inbox", vote(gts, ["red", "blue"]), gts);
+      await accepted("/inbox", vote(gts, ["red"]), gts);
+      const pollId = (poll as unknown as { poll: { id: string } }).poll.id;
+      await eventually(async () => {
+        const now = (await request(app, "GET", `/api/v1/polls/${pollId}`, { token: alice.token })).json();
+        return now.voters_count === 2 && now.votes_count === 3;
+      }, "three votes by two voters");
+      await settle(gts);
+      const now = (await request(app, "GET", `/api/v1/polls/${pollId}`, { token: alice.token })).json();
+      assert.deepEqual(
+        now.options.map((o: { votes_count: number }) => o.votes_count),
+        [1, 1, 1],
+        "a repeated choice counts once",
+      );
+      assert.equal(await statusRow(choice.id), undefined, "no post stored");
+    });
+  });
+
   describe("Misskey", () => {
     test("a 'home' note (cc Public) is unlisted; _misskey_content and the quote are ignored gracefully", async () => {
       const found = await resolve(erin, `@syuilo@misskey.example:${fake.port}`);

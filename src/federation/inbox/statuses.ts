@@ -70,6 +70,16 @@ async function objectOf(received: Received<Create | Update>) {
 const LATE_CREATE_MS = 24 * 60 * 60 * 1000;
 
 export async function onCreate(received: Received<Create>): Promise<void> {
+  // GoToSocial sends the choices of a multiple-choice vote as several objects of one Create.
+  if (received.activity.objectIds.length > 1) {
+    try {
+      for await (const object of received.activity.getObjects(loadersOf(received.fedCtx)))
+        if (isPost(object)) await isVote(received, object);
+    } catch (error) {
+      throw new Refused(`the objects cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return;
+  }
   const object = await objectOf(received);
   if (!isPost(object)) return;
   if (await isVote(received, object)) return;
@@ -78,10 +88,11 @@ export async function onCreate(received: Received<Create>): Promise<void> {
 
 /**
  * A vote in a local poll, as Mastodon sends one: a Note named by the option, replying to the poll,
- * without content. It is counted (or not), never stored as a post.
+ * without content, attributed to the voter. It is counted (or not), never stored as a post.
  */
 async function isVote(received: Received<Create>, object: PostObject): Promise<boolean> {
   if (!(object instanceof Note) || !object.name || !object.replyTargetId || object.content) return false;
+  if (object.attributionId && object.attributionId.href !== received.sender.uri) return false;
   const status = await statusByUri(received.ctx, object.replyTargetId.href);
   if (!status?.local || !status.poll_id) return false;
   const poll = await pollById(received.ctx, status.poll_id);

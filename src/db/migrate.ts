@@ -27,6 +27,7 @@ import { jobOrdering } from "./migrations/0028_job_ordering.ts";
 import { federationKv } from "./migrations/0029_federation_kv.ts";
 import { jobWorkerBoot } from "./migrations/0030_job_worker_boot.ts";
 import { federationLookups } from "./migrations/0031_federation_lookups.ts";
+import { accountKeys } from "./migrations/0032_account_keys.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -59,6 +60,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   federationKv,
   jobWorkerBoot,
   federationLookups,
+  accountKeys,
 ];
 
 /**

@@ -416,6 +416,13 @@ export interface InstanceSettings {
 export type DomainBlocksVisibility = "disabled" | "users" | "all";
 
 /** One entry of Fedify's key–value store (src/federation/kv.ts). */
+export interface AccountKeysTable {
+  account_id: string;
+  ed25519_private_key: string;
+  ed25519_public_key: string;
+  created_at: Timestamp;
+}
+
 export interface FederationKvTable {
   /** The key's segments, percent-encoded, joined with `/`. */
   key: string;
@@ -935,6 +942,7 @@ export interface Database {
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
   federation_kv: FederationKvTable;
+  account_keys: AccountKeysTable;
   web_push_subscriptions: WebPushSubscriptionsTable;
   announcements: AnnouncementsTable;
   announcement_reads: AnnouncementReadsTable;

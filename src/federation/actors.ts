@@ -8,7 +8,7 @@
  */
 import { createPrivateKey, createPublicKey, type JsonWebKey, type webcrypto } from "node:crypto";
 import { importJwk, type Context } from "@fedify/fedify";
-import { Endpoints, Image, Person, PropertyValue, Service, type CryptographicKey } from "@fedify/vocab";
+import { Endpoints, Image, Person, PropertyValue, Service, type CryptographicKey, type Multikey } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow } from "../db/schema.ts";
 import type { Ctx } from "../context.ts";
@@ -25,6 +25,16 @@ export async function keyPairOf(
   return {
     privateKey: await importJwk({ ...privateJwk, ...algorithm } as JsonWebKey, "private"),
     publicKey: await importJwk({ ...publicJwk, ...algorithm } as JsonWebKey, "public"),
+  };
+}
+
+/** A local account's Ed25519 key pair (stored as PEM) as Web Crypto keys, for object integrity proofs. */
+export async function ed25519PairOf(pem: { privateKey: string; publicKey: string }): Promise<webcrypto.CryptoKeyPair> {
+  const privateJwk = createPrivateKey(pem.privateKey).export({ format: "jwk" });
+  const publicJwk = createPublicKey(pem.publicKey).export({ format: "jwk" });
+  return {
+    privateKey: await importJwk(privateJwk as JsonWebKey, "private"),
+    publicKey: await importJwk(publicJwk as JsonWebKey, "public"),
   };
 }
 
@@ -50,11 +60,13 @@ export interface ActorParts {
   entity: Account;
   /** The key as Fedify publishes it (`ctx.getActorKeyPairs(…)[0].cryptographicKey`). */
   publicKey: CryptographicKey | null;
+  /** Every key as a Multikey (`assertionMethod`, FEP-521a): the RSA key and the Ed25519 one. */
+  assertionMethods?: Multikey[];
   sharedInbox: URL;
 }
 
 /** The actor document of a local account. */
-export function actorOf({ row, entity, publicKey, sharedInbox }: ActorParts): Person | Service {
+export function actorOf({ row, entity, publicKey, assertionMethods = [], sharedInbox }: ActorParts): Person | Service {
   const suspended = Boolean(row.suspended_at);
   const values = {
     id: new URL(row.uri),
@@ -70,6 +82,7 @@ export function actorOf({ row, entity, publicKey, sharedInbox }: ActorParts): Pe
     featuredTags: row.domain === null ? new URL(`${row.uri}/collections/tags`) : null,
     endpoints: new Endpoints({ sharedInbox }),
     publicKey,
+    assertionMethods,
     manuallyApprovesFollowers: entity.locked,
     discoverable: entity.discoverable ?? false,
     indexable: entity.indexable,
@@ -93,6 +106,7 @@ export async function localActor(ctx: Ctx, fedCtx: Context<void>, row: AccountRo
     row,
     entity,
     publicKey: pairs[0]?.cryptographicKey ?? null,
+    assertionMethods: pairs.map((pair) => pair.multikey),
     sharedInbox: new URL(`${ctx.config.baseUrl}/inbox`),
   });
 }

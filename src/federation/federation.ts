@@ -14,10 +14,11 @@ import { serializeStatus } from "../entities/status.ts";
 import { fetchableStatus } from "../services/statuses/audience.ts";
 import { noteOf } from "./notes.ts";
 import { dropGoneFollower } from "../services/accounts/follow.ts";
+import { ed25519KeysOf } from "../services/accounts/keys.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
 import { accountByUri } from "../services/accounts/remote.ts";
 import { userAgent } from "../services/http/outbound.ts";
-import { keyPairOf, localActor } from "./actors.ts";
+import { ed25519PairOf, keyPairOf, localActor } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
 import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
 import { registerCollections } from "./collections.ts";
@@ -105,8 +106,10 @@ export function buildFederation(ctx: Ctx): Federation<void> {
     .setKeyPairsDispatcher(async (_fedCtx, identifier) => {
       if (identifier === INSTANCE_ACTOR) return [await instanceKeyPair(kv)];
       const row = await findLocalAccount(ctx, identifier);
-      const pair = row && (await keyPairOf(row));
-      return pair ? [pair] : [];
+      const rsa = row && (await keyPairOf(row));
+      if (!row || !rsa) return [];
+      // RSA first (it is `#main-key`, what HTTP signatures use); Ed25519 for object integrity proofs.
+      return [rsa, await ed25519PairOf(await ed25519KeysOf(ctx, row.id))];
     });
   federation.setObjectDispatcher(Note, STATUS_PATH, async (fedCtx, { identifier, id }) => {
     // A followers-only or direct post goes only to a signed fetch by an account that may see it.

@@ -116,7 +116,20 @@ describe("WebFinger, host-meta and actors", () => {
       assert.equal(key.owner, alice.account.uri);
       assert.equal(key.publicKeyPem.trim(), alice.account.public_key.trim());
       assert.ok(!JSON.stringify(doc).includes("PRIVATE KEY"));
+      // FEP-521a: both keys as Multikeys; the Ed25519 one (z6Mk…) signs object integrity proofs.
+      const methods = doc.assertionMethod as Array<{ id: string; controller: string; publicKeyMultibase: string }>;
+      assert.equal(methods.length, 2);
+      assert.ok(methods.every((m) => m.controller === alice.account.uri));
+      assert.ok(methods.some((m) => m.publicKeyMultibase.startsWith("z6Mk")));
     }
+    const again = (await actor("/users/Alice", AP)).json() as {
+      assertionMethod: Array<{ publicKeyMultibase: string }>;
+    };
+    assert.deepEqual(
+      again.assertionMethod.map((m) => m.publicKeyMultibase),
+      ((await actor("/users/Alice", AP)).json() as typeof again).assertionMethod.map((m) => m.publicKeyMultibase),
+      "the Ed25519 key is made once",
+    );
   });
 
   test("the profile shows in the actor: display name, bio, fields, locked; a bot is a Service", async () => {

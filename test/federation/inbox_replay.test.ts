@@ -381,6 +381,11 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
       }, "the Accept to reach the fake Mastodon");
       assert.equal(accept!.host, "mastodon.example");
       assert.equal(accept!.path, new URL(mastodon.inbox).pathname, "delivered to the actor's inbox");
+      // FEP-8b32: an object integrity proof by alice's Ed25519 key rides along.
+      const proof = accept!.json.proof as
+        { type?: string; cryptosuite?: string; verificationMethod?: string } | undefined;
+      assert.equal(proof?.cryptosuite, "eddsa-jcs-2022");
+      assert.ok(proof?.verificationMethod?.startsWith(alice.account.uri));
       assert.equal(accept!.json.actor, alice.account.uri);
       const embedded = accept!.json.object as Record<string, unknown>;
       assert.equal(embedded.type, "Follow");

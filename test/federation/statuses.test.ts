@@ -387,7 +387,10 @@ describe("posts between two servers", () => {
     });
     assert.equal(block.statusCode, 200, block.body);
     await eventually(async () => (await attachmentOnB()).url === media.url, "the copy is dropped");
-    assert.equal((await request(b.server.app, "GET", new URL(kept.url).pathname)).statusCode, 404);
+    await eventually(
+      async () => (await request(b.server.app, "GET", new URL(kept.url).pathname)).statusCode === 404,
+      "the kept file is gone",
+    );
     await request(b.server.app, "DELETE", `/api/v1/admin/domain_blocks/${block.json().id}`, { token: adminToken });
   });
 

@@ -227,8 +227,10 @@ describe("posts between two servers", () => {
       return last !== undefined;
     }, "carol gets the direct post");
     assert.equal(last!.visibility, "direct");
-    const requests = await request(b.server.app, "GET", "/api/v1/notifications/requests", { token: carol.token });
-    assert.ok(requests.json().some((r: { account: { acct: string } }) => r.account.acct === `alice@${a.domain}`));
+    await eventually(async () => {
+      const requests = await request(b.server.app, "GET", "/api/v1/notifications/requests", { token: carol.token });
+      return requests.json().some((r: { account: { acct: string } }) => r.account.acct === `alice@${a.domain}`);
+    }, "the mention waits among carol's notification requests");
     const asBob = await request(b.server.app, "GET", `/api/v1/statuses/${last!.id}`, { token: bob.token });
     assert.equal(asBob.statusCode, 404);
     assert.ok(!(await home(b, bob)).some((s) => s.uri === direct.uri));

@@ -146,10 +146,14 @@ describe("posts between two servers", () => {
       ).json();
       return counted.favourites_count === 1 && counted.reblogs_count === 1;
     }, "the counts move on a");
-    const favourites = await notifications(a, alice, "favourite");
-    assert.ok(favourites.some((n) => n.account.acct === `bob@${b.domain}` && n.status?.id === post.id));
-    const reblogs = await notifications(a, alice, "reblog");
-    assert.ok(reblogs.some((n) => n.account.acct === `bob@${b.domain}` && n.status?.id === post.id));
+    for (const type of ["favourite", "reblog"])
+      await eventually(
+        async () =>
+          (await notifications(a, alice, type)).some(
+            (n) => n.account.acct === `bob@${b.domain}` && n.status?.id === post.id,
+          ),
+        `alice's ${type} notification`,
+      );
 
     await request(b.server.app, "POST", `/api/v1/statuses/${copy.id}/unfavourite`, { token: bob.token });
     await request(b.server.app, "POST", `/api/v1/statuses/${copy.id}/unreblog`, { token: bob.token });

@@ -11,6 +11,7 @@ import { importJwk, type Context } from "@fedify/fedify";
 import { Endpoints, Image, Person, PropertyValue, Service, type CryptographicKey, type Multikey } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow } from "../db/schema.ts";
+import { mediaTypeOfName } from "../media/types.ts";
 import type { Ctx } from "../context.ts";
 import { serializeAccount, type Account } from "../entities/account.ts";
 
@@ -39,20 +40,7 @@ export async function ed25519PairOf(pem: { privateKey: string; publicKey: string
 }
 
 const image = (url: string, description: string) =>
-  new Image({ url: new URL(url), name: description || null, mediaType: mediaTypeOf(url) });
-
-function mediaTypeOf(url: string): string | null {
-  const extension = /\.(\w+)(?:\?|$)/.exec(url)?.[1]?.toLowerCase();
-  const types: Record<string, string> = {
-    png: "image/png",
-    jpg: "image/jpeg",
-    jpeg: "image/jpeg",
-    gif: "image/gif",
-    webp: "image/webp",
-    avif: "image/avif",
-  };
-  return extension ? (types[extension] ?? null) : null;
-}
+  new Image({ url: new URL(url), name: description || null, mediaType: mediaTypeOfName(url) ?? null });
 
 export interface ActorParts {
   row: AccountRow;

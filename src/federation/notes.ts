@@ -34,6 +34,7 @@ import { Temporal } from "@js-temporal/polyfill";
 import { pollOptions, pollTallies } from "../db/columns.ts";
 import type { AccountRow, PollRow } from "../db/schema.ts";
 import { isPollExpired } from "../entities/poll.ts";
+import { mediaTypeOfName } from "../media/types.ts";
 import type { Status } from "../entities/status.ts";
 import type { StatusLinks } from "../services/statuses/audience.ts";
 
@@ -62,22 +63,9 @@ export function addressing(
 function attachmentOf(media: Status["media_attachments"][number]): Document | null {
   if (!media.url) return null;
   const original = (media.meta as { original?: { width?: number; height?: number } }).original;
-  const extension = /\.(\w+)$/.exec(new URL(media.url).pathname)?.[1]?.toLowerCase() ?? "";
-  const types: Record<string, string> = {
-    jpg: "image/jpeg",
-    jpeg: "image/jpeg",
-    png: "image/png",
-    gif: "image/gif",
-    webp: "image/webp",
-    avif: "image/avif",
-    mp4: "video/mp4",
-    webm: "video/webm",
-    mp3: "audio/mpeg",
-    ogg: "audio/ogg",
-  };
   return new Document({
     url: new URL(media.url),
-    mediaType: types[extension] ?? null,
+    mediaType: mediaTypeOfName(new URL(media.url).pathname) ?? null,
     name: media.description || null,
     width: typeof original?.width === "number" ? original.width : null,
     height: typeof original?.height === "number" ? original.height : null,

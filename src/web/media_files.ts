@@ -1,18 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../context.ts";
 import { NotFound } from "../errors.ts";
-
-const TYPES: Record<string, string> = {
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  png: "image/png",
-  gif: "image/gif",
-  webp: "image/webp",
-  avif: "image/avif",
-  mp4: "video/mp4",
-  webm: "video/webm",
-  mp3: "audio/mpeg",
-};
+import { mediaTypeOfName } from "../media/types.ts";
 
 /** The byte range a `Range` header asks of a file of `size` bytes (RFC 9110 §14): one range only. */
 export type RangeAsked = { start: number; end: number } | "unsatisfiable" | undefined;
@@ -39,10 +28,9 @@ export function parseRange(header: string | undefined, size: number): RangeAsked
 export default async function mediaFileRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/system/*", async (req, reply) => {
     const key = (req.params as { "*": string })["*"];
-    const extension = key.split(".").pop()?.toLowerCase() ?? "";
-    const type = TYPES[extension];
+    const type = mediaTypeOfName(key);
     const file = type ? await ctx.media.open(key) : undefined;
-    if (!file) throw new NotFound("Not Found");
+    if (!file || !type) throw new NotFound("Not Found");
     reply
       .header("Cache-Control", "public, max-age=31536000, immutable")
       .header("X-Content-Type-Options", "nosniff")

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createUser, eventually, postStatus, request, tokenFor, type TestUser } from "../kit.ts";
-import { startPeers, type Peer, type Peers } from "./two_servers.ts";
+import { resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 describe("domain blocks between two servers", () => {
   let peers: Peers;
@@ -18,16 +18,6 @@ describe("domain blocks between two servers", () => {
   let adminToken: string;
   let aliceOnB: string;
   let bobOnA: string;
-
-  async function resolve(peer: Peer, viewer: TestUser, handle: string): Promise<string> {
-    const res = await request(
-      peer.server.app,
-      "GET",
-      `/api/v2/search?q=${encodeURIComponent(handle)}&resolve=true&type=accounts`,
-      { token: viewer.token },
-    );
-    return res.json().accounts[0].id as string;
-  }
 
   const uris = async (peer: Peer, viewer: TestUser, path: string) =>
     ((await request(peer.server.app, "GET", path, { token: viewer.token })).json() as Array<{ uri: string }>).map(
@@ -41,8 +31,8 @@ describe("domain blocks between two servers", () => {
     bob = await createUser(b.server.ctx, "bob");
     const admin = await createUser(b.server.ctx, "admin", { role: "Admin" });
     adminToken = await tokenFor(b.server.ctx, admin, "admin:read admin:write");
-    aliceOnB = await resolve(b, bob, `alice@${a.domain}`);
-    bobOnA = await resolve(a, alice, `bob@${b.domain}`);
+    aliceOnB = (await resolveOn(b, bob, `alice@${a.domain}`)).id;
+    bobOnA = (await resolveOn(a, alice, `bob@${b.domain}`)).id;
     await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB}/follow`, { token: bob.token });
     await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA}/follow`, { token: alice.token });
     const following = async (peer: Peer, viewer: TestUser, id: string) =>

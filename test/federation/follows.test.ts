@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createUser, eventually, request, type TestUser } from "../kit.ts";
-import { startPeers, type Peer, type Peers } from "./two_servers.ts";
+import { resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 describe("follows between two servers", () => {
   let peers: Peers;
@@ -26,22 +26,6 @@ describe("follows between two servers", () => {
   });
   after(() => peers?.close());
 
-  /** `viewer` (on `peer`) finds `handle` through search with resolve, as clients do. */
-  async function resolve(peer: Peer, viewer: TestUser, handle: string): Promise<{ id: string; acct: string }> {
-    const res = await request(
-      peer.server.app,
-      "GET",
-      `/api/v2/search?q=${encodeURIComponent(handle)}&resolve=true&type=accounts`,
-      {
-        token: viewer.token,
-      },
-    );
-    assert.equal(res.statusCode, 200, res.body);
-    const accounts = res.json().accounts as Array<{ id: string; acct: string }>;
-    assert.equal(accounts.length, 1, `${handle} found: ${res.body}`);
-    return accounts[0]!;
-  }
-
   async function relationship(peer: Peer, viewer: TestUser, id: string) {
     const res = await request(peer.server.app, "GET", `/api/v1/accounts/relationships?id[]=${id}`, {
       token: viewer.token,
@@ -56,7 +40,7 @@ describe("follows between two servers", () => {
   }
 
   test("a handle on the other server is found through WebFinger, by search and by lookup", async () => {
-    const found = await resolve(a, alice, `@bob@${b.domain}`);
+    const found = await resolveOn(a, alice, `@bob@${b.domain}`);
     assert.equal(found.acct, `bob@${b.domain}`);
     const lookup = await request(a.server.app, "GET", `/api/v1/accounts/lookup?acct=carol@${b.domain}`);
     assert.equal(lookup.statusCode, 200, lookup.body);
@@ -67,11 +51,11 @@ describe("follows between two servers", () => {
   });
 
   test("following an unlocked account: requested at first, then accepted by its server; unfollow is undone there", async () => {
-    const bobOnA = await resolve(a, alice, `bob@${b.domain}`);
+    const bobOnA = await resolveOn(a, alice, `bob@${b.domain}`);
     const res = await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA.id}/follow`, { token: alice.token });
     assert.equal(res.statusCode, 200, res.body);
     await eventually(async () => (await relationship(a, alice, bobOnA.id)).following, "alice follows bob on a");
-    const aliceOnB = await resolve(b, bob, `alice@${a.domain}`);
+    const aliceOnB = await resolveOn(b, bob, `alice@${a.domain}`);
     assert.equal((await relationship(b, bob, aliceOnB.id)).followed_by, true);
     assert.equal((await counts(b, bob.account.id)).followers_count, 1);
     assert.equal((await counts(a, alice.account.id)).following_count, 1);
@@ -85,7 +69,7 @@ describe("follows between two servers", () => {
   });
 
   test("following a locked account waits for its owner: authorized, it becomes a follow on both sides", async () => {
-    const carolOnA = await resolve(a, alice, `carol@${b.domain}`);
+    const carolOnA = await resolveOn(a, alice, `carol@${b.domain}`);
     await request(a.server.app, "POST", `/api/v1/accounts/${carolOnA.id}/follow`, { token: alice.token });
     assert.equal((await relationship(a, alice, carolOnA.id)).requested, true);
     let requests: Array<{ id: string; acct: string }> = [];
@@ -111,7 +95,7 @@ describe("follows between two servers", () => {
   });
 
   test("a request the owner rejects ends on both sides", async () => {
-    const carolOnA = await resolve(a, alice, `carol@${b.domain}`);
+    const carolOnA = await resolveOn(a, alice, `carol@${b.domain}`);
     await request(a.server.app, "POST", `/api/v1/accounts/${carolOnA.id}/follow`, { token: alice.token });
     let requests: Array<{ id: string }> = [];
     await eventually(async () => {
@@ -127,8 +111,8 @@ describe("follows between two servers", () => {
   });
 
   test("a block ends the follow on the blocked side", async () => {
-    const aliceOnB = await resolve(b, bob, `alice@${a.domain}`);
-    const bobOnA = await resolve(a, alice, `bob@${b.domain}`);
+    const aliceOnB = await resolveOn(b, bob, `alice@${a.domain}`);
+    const bobOnA = await resolveOn(a, alice, `bob@${b.domain}`);
     await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA.id}/follow`, { token: alice.token });
     await eventually(async () => (await relationship(b, bob, aliceOnB.id)).followed_by, "alice follows bob again");
     const blocked = await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB.id}/block`, { token: bob.token });

@@ -18,7 +18,7 @@ import {
   type TestUser,
 } from "../kit.ts";
 import { WsClient } from "../streaming_clients.ts";
-import { startPeers, type Peer, type Peers } from "./two_servers.ts";
+import { resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 interface StatusJson {
   id: string;
@@ -40,19 +40,6 @@ describe("posts between two servers", () => {
   let carol: TestUser;
   let aliceOnB: string;
   let bobOnA: string;
-
-  async function resolve(peer: Peer, viewer: TestUser, handle: string): Promise<string> {
-    const res = await request(
-      peer.server.app,
-      "GET",
-      `/api/v2/search?q=${encodeURIComponent(handle)}&resolve=true&type=accounts`,
-      {
-        token: viewer.token,
-      },
-    );
-    assert.equal(res.statusCode, 200, res.body);
-    return res.json().accounts[0].id as string;
-  }
 
   async function home(peer: Peer, viewer: TestUser): Promise<StatusJson[]> {
     const res = await request(peer.server.app, "GET", "/api/v1/timelines/home", { token: viewer.token });
@@ -82,8 +69,8 @@ describe("posts between two servers", () => {
     alice = await createUser(a.server.ctx, "alice");
     bob = await createUser(b.server.ctx, "bob");
     carol = await createUser(b.server.ctx, "carol");
-    aliceOnB = await resolve(b, bob, `alice@${a.domain}`);
-    bobOnA = await resolve(a, alice, `bob@${b.domain}`);
+    aliceOnB = (await resolveOn(b, bob, `alice@${a.domain}`)).id;
+    bobOnA = (await resolveOn(a, alice, `bob@${b.domain}`)).id;
     await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB}/follow`, { token: bob.token });
     await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA}/follow`, { token: alice.token });
     const following = async (peer: Peer, viewer: TestUser, id: string) =>
@@ -404,7 +391,7 @@ describe("posts between two servers", () => {
     const erin = await createUser(a.server.ctx, "erin");
     const pinned = await postStatus(a.server, erin, { status: "My pinned post" });
     await request(a.server.app, "POST", `/api/v1/statuses/${pinned.id}/pin`, { token: erin.token });
-    const erinOnB = await resolve(b, carol, `erin@${a.domain}`);
+    const erinOnB = (await resolveOn(b, carol, `erin@${a.domain}`)).id;
     await eventually(async () => {
       const res = await request(b.server.app, "GET", `/api/v1/accounts/${erinOnB}/statuses?pinned=true`, {
         token: carol.token,

@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { installOutboundAgent } from "../../src/services/http/outbound.ts";
-import { createTestServer, type TestServer } from "../kit.ts";
+import assert from "node:assert/strict";
+import { createTestServer, request, type TestServer, type TestUser } from "../kit.ts";
 
 export interface Pki {
   dir: string;
@@ -138,4 +139,18 @@ export async function startPeers(hosts: string[], env: Record<string, string> = 
       rmSync(pki.dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `viewer` (on `peer`) finds `handle` through search with resolve, as clients do; exactly one account. */
+export async function resolveOn(peer: Peer, viewer: TestUser, handle: string): Promise<{ id: string; acct: string }> {
+  const res = await request(
+    peer.server.app,
+    "GET",
+    `/api/v2/search?q=${encodeURIComponent(handle)}&resolve=true&type=accounts`,
+    { token: viewer.token },
+  );
+  assert.equal(res.statusCode, 200, res.body);
+  const accounts = res.json().accounts as Array<{ id: string; acct: string }>;
+  assert.equal(accounts.length, 1, `${handle} found: ${res.body}`);
+  return accounts[0]!;
 }

@@ -1,6 +1,7 @@
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
-import type { AccountRow, PollRow } from "../../db/schema.ts";
+import type { Kysely } from "kysely";
+import type { AccountRow, Database, PollRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
 import { pollOptions, pollTallies } from "../../db/columns.ts";
 import { isPollExpired } from "../../entities/poll.ts";
@@ -24,6 +25,13 @@ export async function findVisiblePoll(
   return poll;
 }
 
+/** The poll's row, locked until `tx` ends (PostgreSQL; SQLite writes one at a time anyway). */
+async function lockedPoll(ctx: Ctx, tx: Kysely<Database>, pollId: string): Promise<PollRow> {
+  let locked = tx.selectFrom("polls").selectAll().where("id", "=", pollId);
+  if (ctx.db.engine === "postgres") locked = locked.forUpdate();
+  return locked.executeTakeFirstOrThrow();
+}
+
 /** Casts the viewer's vote (Mastodon's rules and texts); tallies change in the same transaction. */
 export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choices: number[]): Promise<PollRow> {
   if (poll.account_id === viewer.id) throw new ValidationFailed("You cannot vote in your own polls");
@@ -34,9 +42,7 @@ export async function votePoll(ctx: Ctx, viewer: AccountRow, poll: PollRow, choi
     throw new ValidationFailed("The chosen vote option does not exist");
   if (!poll.multiple && unique.length > 1) throw new ValidationFailed("You have already voted on this poll");
   return ctx.dispatcher.transaction(async (tx) => {
-    let locked = tx.selectFrom("polls").selectAll().where("id", "=", poll.id);
-    if (ctx.db.engine === "postgres") locked = locked.forUpdate();
-    const current = await locked.executeTakeFirstOrThrow();
+    const current = await lockedPoll(ctx, tx, poll.id);
     const earlier = await tx
       .selectFrom("poll_votes")
       .select("id")
@@ -83,9 +89,7 @@ export async function recordRemoteVote(
   const choice = pollOptions(poll).indexOf(optionName.trim());
   if (choice < 0 || isPollExpired(poll) || poll.account_id === voter.id) return false;
   return ctx.dispatcher.transaction(async (tx) => {
-    let locked = tx.selectFrom("polls").selectAll().where("id", "=", poll.id);
-    if (ctx.db.engine === "postgres") locked = locked.forUpdate();
-    const current = await locked.executeTakeFirstOrThrow();
+    const current = await lockedPoll(ctx, tx, poll.id);
     const earlier = await tx
       .selectFrom("poll_votes")
       .select("choice")

@@ -46,23 +46,28 @@ export async function createReport(ctx: Ctx, reporter: AccountRow, params: Repor
     (s) => s.account_id === target.id,
   );
   const domains = [...new Set(params.forwardToDomains.map((d) => d.trim().toLowerCase()).filter((d) => d))];
+  return storeReport(ctx, {
+    account_id: reporter.id,
+    target_account_id: target.id,
+    status_ids: statuses.length ? JSON.stringify(statuses.map((s) => s.id)) : null,
+    rule_ids: ruleIds.length ? JSON.stringify(ruleIds) : null,
+    comment,
+    category,
+    forward: params.forward && target.domain !== null,
+    forward_to_domains: domains.length ? JSON.stringify(domains) : null,
+  });
+}
+
+/** Stores a report and tells its subscribers (moderators, federation) in the same transaction. */
+async function storeReport(
+  ctx: Ctx,
+  values: Omit<ReportRow, "id" | "action_taken_at" | "created_at" | "updated_at">,
+): Promise<ReportRow> {
   const now = new Date().toISOString();
   return ctx.dispatcher.transaction(async (tx) => {
     const row = await tx
       .insertInto("reports")
-      .values({
-        id: newId(),
-        account_id: reporter.id,
-        target_account_id: target.id,
-        status_ids: statuses.length ? JSON.stringify(statuses.map((s) => s.id)) : null,
-        rule_ids: ruleIds.length ? JSON.stringify(ruleIds) : null,
-        comment,
-        category,
-        forward: params.forward && target.domain !== null,
-        forward_to_domains: domains.length ? JSON.stringify(domains) : null,
-        created_at: now,
-        updated_at: now,
-      })
+      .values({ id: newId(), ...values, created_at: now, updated_at: now })
       .returningAll()
       .executeTakeFirstOrThrow();
     await ctx.dispatcher.emit(tx, { type: "report.created", reportId: row.id });
@@ -105,26 +110,14 @@ export async function receiveReport(
   if (reporter.domain === null || target.domain !== null) return undefined;
   const block = await blockFor(ctx.db.kysely, reporter.domain);
   if (block?.reject_reports || block?.severity === "suspend") return undefined;
-  const now = new Date().toISOString();
-  return ctx.dispatcher.transaction(async (tx) => {
-    const row = await tx
-      .insertInto("reports")
-      .values({
-        id: newId(),
-        account_id: reporter.id,
-        target_account_id: target.id,
-        status_ids: statusIds.length ? JSON.stringify(statusIds) : null,
-        rule_ids: null,
-        comment: [...comment].slice(0, COMMENT_LIMIT).join(""),
-        category: "other",
-        forward: false,
-        forward_to_domains: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await ctx.dispatcher.emit(tx, { type: "report.created", reportId: row.id });
-    return row;
+  return storeReport(ctx, {
+    account_id: reporter.id,
+    target_account_id: target.id,
+    status_ids: statusIds.length ? JSON.stringify(statusIds) : null,
+    rule_ids: null,
+    comment: [...comment].slice(0, COMMENT_LIMIT).join(""),
+    category: "other",
+    forward: false,
+    forward_to_domains: null,
   });
 }

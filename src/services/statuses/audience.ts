@@ -9,6 +9,16 @@ import { findVisibleStatuses } from "../visibility/find.ts";
 
 type Inboxes = Pick<AccountRow, "id" | "uri" | "inbox_url" | "shared_inbox_url" | "domain" | "username">;
 
+/** What delivery reads of a recipient account. */
+const INBOX_COLUMNS = [
+  "accounts.id",
+  "accounts.uri",
+  "accounts.inbox_url",
+  "accounts.shared_inbox_url",
+  "accounts.domain",
+  "accounts.username",
+] as const;
+
 export interface StatusLinks {
   status: StatusRow;
   author: AccountRow;
@@ -97,14 +107,7 @@ export async function remoteFollowersOf(ctx: Ctx, accountId: string): Promise<In
   return ctx.db.kysely
     .selectFrom("follows")
     .innerJoin("accounts", "accounts.id", "follows.account_id")
-    .select([
-      "accounts.id",
-      "accounts.uri",
-      "accounts.inbox_url",
-      "accounts.shared_inbox_url",
-      "accounts.domain",
-      "accounts.username",
-    ])
+    .select(INBOX_COLUMNS)
     .where("follows.target_account_id", "=", accountId)
     .where("accounts.domain", "is not", null)
     .execute();
@@ -148,14 +151,7 @@ export async function remoteVotersOf(ctx: Ctx, pollId: string): Promise<Inboxes[
   return ctx.db.kysely
     .selectFrom("poll_votes")
     .innerJoin("accounts", "accounts.id", "poll_votes.account_id")
-    .select([
-      "accounts.id",
-      "accounts.uri",
-      "accounts.inbox_url",
-      "accounts.shared_inbox_url",
-      "accounts.domain",
-      "accounts.username",
-    ])
+    .select(INBOX_COLUMNS)
     .distinct()
     .where("poll_votes.poll_id", "=", pollId)
     .where("accounts.domain", "is not", null)

@@ -61,6 +61,12 @@ export async function snapshot(db: Kysely<Database>, status: StatusRow, at: stri
     .execute();
 }
 
+/** Before a status's first edit, its original version goes into the history. */
+export async function keepFirstVersion(db: Kysely<Database>, status: StatusRow): Promise<void> {
+  const edits = await db.selectFrom("status_edits").select("id").where("status_id", "=", status.id).limit(1).execute();
+  if (edits.length === 0) await snapshot(db, status, status.created_at);
+}
+
 /** Whether an edit keeps the poll's votes: same options and the same single/multiple choice. */
 function keepsVotes(current: PollRow, next: PollParams): boolean {
   const options = pollOptions(current);
@@ -106,13 +112,7 @@ export async function editStatus(ctx: Ctx, status: StatusRow, params: EditStatus
   const nowIso = now.toISOString();
 
   return ctx.dispatcher.transaction(async (tx) => {
-    const edits = await tx
-      .selectFrom("status_edits")
-      .select("id")
-      .where("status_id", "=", status.id)
-      .limit(1)
-      .execute();
-    if (edits.length === 0) await snapshot(tx, status, status.created_at);
+    await keepFirstVersion(tx, status);
 
     const tags = await upsertTags(tx, formatted.tags);
     await tx.deleteFrom("statuses_tags").where("status_id", "=", status.id).execute();

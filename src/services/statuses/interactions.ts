@@ -1,7 +1,8 @@
+import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { lockAccountRow } from "../../db/queries/accounts.ts";
-import type { AccountRow, StatusRow } from "../../db/schema.ts";
+import type { AccountRow, Database, StatusRow } from "../../db/schema.ts";
 import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { LIMITS } from "../../limits.ts";
 import { deleteNotificationsOf } from "../../db/queries/notifications.ts";
@@ -189,6 +190,25 @@ export async function unmuteConversation(ctx: Ctx, viewer: AccountRow, status: S
 
 const REBLOG_VISIBILITIES = ["public", "unlisted", "private"] as const;
 
+/** A new boost counts: on the boosted status, and among its booster's statuses. */
+export async function countBoost(
+  tx: Kysely<Database>,
+  boostedId: string,
+  boosterId: string,
+  now: string,
+): Promise<void> {
+  await tx
+    .updateTable("statuses")
+    .set((eb) => ({ reblogs_count: eb("reblogs_count", "+", 1) }))
+    .where("id", "=", boostedId)
+    .execute();
+  await tx
+    .updateTable("accounts")
+    .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
+    .where("id", "=", boosterId)
+    .execute();
+}
+
 /**
  * Boosts a status (or returns the viewer's existing boost). Private posts can be boosted only by
  * their author, and stay private; direct posts never.
@@ -234,16 +254,7 @@ export async function reblog(
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await tx
-        .updateTable("statuses")
-        .set((eb) => ({ reblogs_count: eb("reblogs_count", "+", 1) }))
-        .where("id", "=", status.id)
-        .execute();
-      await tx
-        .updateTable("accounts")
-        .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
-        .where("id", "=", viewer.id)
-        .execute();
+      await countBoost(tx, status.id, viewer.id, now);
       await addToOwnFeed(tx, row);
       await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id });
       return row;

@@ -16,7 +16,8 @@ import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema
 import { sanitizeHtml } from "../../text/sanitize.ts";
 import { FETCH_REMOTE_MEDIA_JOB } from "../media/remote.ts";
 import { addToConversations } from "../conversations/conversations.ts";
-import { snapshot } from "./edit.ts";
+import { keepFirstVersion, snapshot } from "./edit.ts";
+import { countBoost } from "./interactions.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
 
 export type Visibility = "public" | "unlisted" | "private" | "direct";
@@ -297,13 +298,7 @@ export async function updateRemoteStatus(ctx: Ctx, status: StatusRow, data: Remo
   const now = new Date().toISOString();
   const editedAt = (data.editedAt ?? new Date()).toISOString();
   return ctx.dispatcher.transaction(async (tx) => {
-    const edits = await tx
-      .selectFrom("status_edits")
-      .select("id")
-      .where("status_id", "=", status.id)
-      .limit(1)
-      .execute();
-    if (edits.length === 0) await snapshot(tx, status, status.created_at);
+    await keepFirstVersion(tx, status);
     await tx.deleteFrom("media_attachments").where("status_id", "=", status.id).execute();
     const mediaIds = await insertMedia(ctx, tx, status.account_id, status.id, data.media, now);
     const existing = await tx.selectFrom("mentions").select("account_id").where("status_id", "=", status.id).execute();
@@ -413,16 +408,7 @@ export async function storeRemoteReblog(
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await tx
-        .updateTable("statuses")
-        .set((eb) => ({ reblogs_count: eb("reblogs_count", "+", 1) }))
-        .where("id", "=", status.id)
-        .execute();
-      await tx
-        .updateTable("accounts")
-        .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
-        .where("id", "=", booster.id)
-        .execute();
+      await countBoost(tx, status.id, booster.id, now);
       await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id });
       return row;
     });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createUser, eventually, postStatus, request, tokenFor, type TestUser } from "../kit.ts";
-import { resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
+import { followEachOther, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 describe("domain blocks between two servers", () => {
   let peers: Peers;
@@ -16,8 +16,6 @@ describe("domain blocks between two servers", () => {
   let alice: TestUser;
   let bob: TestUser;
   let adminToken: string;
-  let aliceOnB: string;
-  let bobOnA: string;
 
   const uris = async (peer: Peer, viewer: TestUser, path: string) =>
     ((await request(peer.server.app, "GET", path, { token: viewer.token })).json() as Array<{ uri: string }>).map(
@@ -31,16 +29,7 @@ describe("domain blocks between two servers", () => {
     bob = await createUser(b.server.ctx, "bob");
     const admin = await createUser(b.server.ctx, "admin", { role: "Admin" });
     adminToken = await tokenFor(b.server.ctx, admin, "admin:read admin:write");
-    aliceOnB = (await resolveOn(b, bob, `alice@${a.domain}`)).id;
-    bobOnA = (await resolveOn(a, alice, `bob@${b.domain}`)).id;
-    await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB}/follow`, { token: bob.token });
-    await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA}/follow`, { token: alice.token });
-    const following = async (peer: Peer, viewer: TestUser, id: string) =>
-      (
-        await request(peer.server.app, "GET", `/api/v1/accounts/relationships?id[]=${id}`, { token: viewer.token })
-      ).json()[0].following === true;
-    await eventually(() => following(b, bob, aliceOnB), "bob follows alice");
-    await eventually(() => following(a, alice, bobOnA), "alice follows bob");
+    await followEachOther(a, alice, b, bob);
   });
   after(() => peers?.close());
 

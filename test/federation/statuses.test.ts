@@ -18,7 +18,7 @@ import {
   type TestUser,
 } from "../kit.ts";
 import { WsClient } from "../streaming_clients.ts";
-import { resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
+import { followEachOther, resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 interface StatusJson {
   id: string;
@@ -69,16 +69,7 @@ describe("posts between two servers", () => {
     alice = await createUser(a.server.ctx, "alice");
     bob = await createUser(b.server.ctx, "bob");
     carol = await createUser(b.server.ctx, "carol");
-    aliceOnB = (await resolveOn(b, bob, `alice@${a.domain}`)).id;
-    bobOnA = (await resolveOn(a, alice, `bob@${b.domain}`)).id;
-    await request(b.server.app, "POST", `/api/v1/accounts/${aliceOnB}/follow`, { token: bob.token });
-    await request(a.server.app, "POST", `/api/v1/accounts/${bobOnA}/follow`, { token: alice.token });
-    const following = async (peer: Peer, viewer: TestUser, id: string) =>
-      (
-        await request(peer.server.app, "GET", `/api/v1/accounts/relationships?id[]=${id}`, { token: viewer.token })
-      ).json()[0].following === true;
-    await eventually(() => following(b, bob, aliceOnB), "bob follows alice");
-    await eventually(() => following(a, alice, bobOnA), "alice follows bob");
+    ({ xOnY: aliceOnB, yOnX: bobOnA } = await followEachOther(a, alice, b, bob));
   });
   after(() => peers?.close());
 

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import tls from "node:tls";
 import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import assert from "node:assert/strict";
-import { createTestServer, request, type TestServer, type TestUser } from "../kit.ts";
+import { createTestServer, eventually, request, type TestServer, type TestUser } from "../kit.ts";
 
 export interface Pki {
   dir: string;
@@ -153,4 +153,27 @@ export async function resolveOn(peer: Peer, viewer: TestUser, handle: string): P
   const accounts = res.json().accounts as Array<{ id: string; acct: string }>;
   assert.equal(accounts.length, 1, `${handle} found: ${res.body}`);
   return accounts[0]!;
+}
+
+/**
+ * `x` (on `px`) and `y` (on `py`) follow each other, both unlocked; returns each one's id on the
+ * other's server once both follows are accepted.
+ */
+export async function followEachOther(
+  px: Peer,
+  x: TestUser,
+  py: Peer,
+  y: TestUser,
+): Promise<{ xOnY: string; yOnX: string }> {
+  const xOnY = (await resolveOn(py, y, `${x.account.username}@${px.domain}`)).id;
+  const yOnX = (await resolveOn(px, x, `${y.account.username}@${py.domain}`)).id;
+  await request(py.server.app, "POST", `/api/v1/accounts/${xOnY}/follow`, { token: y.token });
+  await request(px.server.app, "POST", `/api/v1/accounts/${yOnX}/follow`, { token: x.token });
+  const following = async (peer: Peer, viewer: TestUser, id: string) =>
+    (
+      await request(peer.server.app, "GET", `/api/v1/accounts/relationships?id[]=${id}`, { token: viewer.token })
+    ).json()[0].following === true;
+  await eventually(() => following(py, y, xOnY), `${y.account.username} follows ${x.account.username}`);
+  await eventually(() => following(px, x, yOnX), `${x.account.username} follows ${y.account.username}`);
+  return { xOnY, yOnX };
 }

@@ -152,6 +152,16 @@ async function insertFollow(
   return false;
 }
 
+/** The follow `followerId` → `targetId`, if there is one. */
+function existingFollow(db: Kysely<Database>, followerId: string, targetId: string) {
+  return db
+    .selectFrom("follows")
+    .select("id")
+    .where("account_id", "=", followerId)
+    .where("target_account_id", "=", targetId)
+    .executeTakeFirst();
+}
+
 /**
  * `follower` follows `target`: directly, or by a follow request when `target` is locked or on
  * another server (whose answer, an Accept or a Reject, decides it); a follow that exists already
@@ -168,12 +178,7 @@ export async function followAccount(
     throw new Forbidden();
   const now = new Date().toISOString();
   await ctx.dispatcher.transaction(async (tx) => {
-    const following = await tx
-      .selectFrom("follows")
-      .select("id")
-      .where("account_id", "=", follower.id)
-      .where("target_account_id", "=", target.id)
-      .executeTakeFirst();
+    const following = await existingFollow(tx, follower.id, target.id);
     const remote = target.domain !== null;
     if (following || (!target.locked && !remote)) {
       await insertFollow(ctx, tx, follower.id, target.id, options, now);
@@ -361,12 +366,7 @@ export async function receiveFollow(
     return "refused";
   const now = new Date().toISOString();
   return ctx.dispatcher.transaction(async (tx) => {
-    const following = await tx
-      .selectFrom("follows")
-      .select("id")
-      .where("account_id", "=", follower.id)
-      .where("target_account_id", "=", target.id)
-      .executeTakeFirst();
+    const following = await existingFollow(tx, follower.id, target.id);
     if (following) {
       await tx.updateTable("follows").set({ uri, updated_at: now }).where("id", "=", following.id).execute();
       return "already";

@@ -8,7 +8,16 @@
  */
 import { createPrivateKey, createPublicKey, type JsonWebKey, type webcrypto } from "node:crypto";
 import { importJwk, type Context } from "@fedify/fedify";
-import { Endpoints, Image, Person, PropertyValue, Service, type CryptographicKey, type Multikey } from "@fedify/vocab";
+import {
+  Emoji,
+  Endpoints,
+  Image,
+  Person,
+  PropertyValue,
+  Service,
+  type CryptographicKey,
+  type Multikey,
+} from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import type { AccountRow } from "../db/schema.ts";
 import { mediaTypeOfName } from "../media/types.ts";
@@ -83,6 +92,17 @@ export function actorOf({ row, entity, publicKey, assertionMethods = [], sharedI
     attachments: suspended
       ? []
       : entity.fields.map((field) => new PropertyValue({ name: field.name, value: field.value })),
+    // The custom emoji its name, bio and fields use, so other servers can show them.
+    tags: suspended
+      ? []
+      : entity.emojis.map(
+          (emoji) =>
+            new Emoji({
+              id: new URL(emoji.url),
+              name: `:${emoji.shortcode}:`,
+              icon: new Image({ url: new URL(emoji.url), mediaType: mediaTypeOfName(emoji.url) ?? null }),
+            }),
+        ),
   };
   return entity.bot ? new Service(values) : new Person(values);
 }

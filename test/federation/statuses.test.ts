@@ -345,6 +345,18 @@ describe("posts between two servers", () => {
       emojis.map((e) => [e.shortcode, e.url]),
       [["blobcat", `${a.baseUrl}/emoji/blobcat.png`]],
     );
+    // …and those of a name, with the profile.
+    await request(a.server.app, "PATCH", "/api/v1/accounts/update_credentials", {
+      token: alice.token,
+      json: { display_name: "Alice :blobcat:" },
+    });
+    await eventually(async () => {
+      const copy = (await request(b.server.app, "GET", `/api/v1/accounts/${aliceOnB}`)).json();
+      return (
+        copy.display_name === "Alice :blobcat:" &&
+        copy.emojis.some((e: { shortcode: string }) => e.shortcode === "blobcat")
+      );
+    }, "the name's emoji on b");
   });
 
   test("a picture of a remote post is kept here; reject_media drops the copy", async () => {

@@ -22,6 +22,7 @@ import { ed25519PairOf, keyPairOf, localActor } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
 import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
 import { registerCollections } from "./collections.ts";
+import { registerReplies } from "./replies.ts";
 import { DatabaseKvStore } from "./kv.ts";
 import { routeFedifyLogs } from "./logging.ts";
 import { FIRST_KNOCK, loaders } from "./loaders.ts";
@@ -123,6 +124,7 @@ export function buildFederation(ctx: Ctx): Federation<void> {
     return noteOf(links, await serializeStatus(ctx, links.status));
   });
   registerCollections(ctx, federation);
+  registerReplies(ctx, federation);
   registerInbox(ctx, federation, { inbox: INBOX_PATH, sharedInbox: SHARED_INBOX_PATH });
   return federation;
 }

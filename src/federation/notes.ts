@@ -106,6 +106,8 @@ export function noteOf(links: StatusLinks, entity: Status): Note | Question {
     sensitive: Boolean(status.sensitive),
     contents: status.language ? [content, new LanguageString(content, status.language)] : [content],
     replyTarget: parent ? new URL(parent.uri) : null,
+    replies:
+      status.visibility === "public" || status.visibility === "unlisted" ? new URL(`${status.uri}/replies`) : null,
     attachments: entity.media_attachments.map(attachmentOf).filter((d): d is Document => d !== null),
     tags: [
       ...mentioned.map(

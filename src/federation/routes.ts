@@ -133,6 +133,7 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/users/:username", (req, reply) => dispatch(req, reply));
   app.get(INSTANCE_ACTOR_PATH, (req, reply) => dispatch(req, reply));
   app.get("/users/:username/statuses/:id", (req, reply) => dispatch(req, reply));
+  app.get("/users/:username/statuses/:id/replies", (req, reply) => dispatch(req, reply));
   for (const collection of ["outbox", "followers", "following", "collections/featured", "collections/tags"])
     app.get(`/users/:username/${collection}`, (req, reply) => dispatch(req, reply));
   // The pages' URLs (`url` of actors and Notes) answer ActivityPub JSON too, as Mastodon's do:

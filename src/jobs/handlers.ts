@@ -10,6 +10,7 @@ import {
 } from "../services/media/remote.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
 import { FEATURED_SYNC_JOB, syncFeatured } from "../federation/featured.ts";
+import { FETCH_REPLIES_JOB, fetchReplies } from "../federation/replies.ts";
 import {
   afterBulkWrite,
   pruneExpiredRecords,
@@ -53,6 +54,9 @@ export function registerJobHandlers(ctx: Ctx): void {
     );
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register(FETCH_REPLIES_JOB, async (payload) => {
+    await fetchReplies(ctx, (payload as { statusId: string }).statusId);
+  });
   ctx.jobs.register(FEATURED_SYNC_JOB, (payload) => syncFeatured(ctx, (payload as { accountId: string }).accountId));
   ctx.jobs.register(POLL_UPDATE_JOB, async (payload) => {
     await deliverPollUpdate(ctx, (payload as { statusId: string }).statusId);

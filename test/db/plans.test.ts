@@ -40,6 +40,7 @@ import { requestPage } from "../../src/services/notifications/requests.ts";
 import { GROUPABLE_TYPES } from "../../src/services/notifications/types.ts";
 import { failAbandonedMedia } from "../../src/services/media/timed.ts";
 import { removeCachedRemoteMedia } from "../../src/services/media/remote.ts";
+import { publicRepliesOf } from "../../src/services/statuses/remote.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 import { disableAutovacuum, reportTableCounters } from "./pg_statistics.ts";
 
@@ -525,6 +526,8 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   const viewer = () => data.accounts[ACCOUNTS - 1];
   const busy = () => data.accounts[0];
   const cases: Array<[string, () => Promise<unknown>]> = [
+    ["kept copies of remote media to drop", () => removeCachedRemoteMedia(server.ctx, new Date())],
+    ["a post's replies collection", () => publicRepliesOf(server.ctx, data.statusIds[0]!, { limit: 20 })],
     [
       "public timeline",
       () => publicTimeline(server.ctx, undefined, { local: false, remote: false, onlyMedia: false }, PAGE),
@@ -728,7 +731,6 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
         ]
       : []),
     ["media conversions whose job is gone", () => failAbandonedMedia(server.ctx)],
-    ["kept copies of remote media to drop", () => removeCachedRemoteMedia(server.ctx, new Date())],
     ["search statuses, rare word", () => searchStatuses(server.ctx, viewer(), "4242", { limit: 20, offset: 0 })],
   ];
 

@@ -402,4 +402,22 @@ describe("posts between two servers", () => {
       return (res.json() as StatusJson[]).some((s) => s.uri === pinned.uri);
     }, "erin's pin on b");
   });
+
+  test("a thread fills downward: replies never received are fetched when the thread is opened", async () => {
+    const post = await postStatus(a.server, alice, { status: "Thread root" });
+    const copy = await copyIn(b, bob, post.uri);
+    const zed = await createUser(a.server.ctx, "zed");
+    const reply = await postStatus(a.server, zed, { status: "b never heard of me", in_reply_to_id: post.id });
+    const note = (await (await fetch(post.uri, { headers: { accept: "application/activity+json" } })).json()) as {
+      replies?: string;
+    };
+    assert.equal(note.replies, `${post.uri}/replies`);
+    const descendants = async () =>
+      (
+        (await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}/context`, { token: bob.token })).json()
+          .descendants as StatusJson[]
+      ).map((s) => s.uri);
+    assert.deepEqual(await descendants(), []);
+    await eventually(async () => (await descendants()).includes(reply.uri), "the reply is fetched into b's thread");
+  });
 });

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
+import { wantRepliesOf } from "./remote.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import { hiddenAccounts } from "../visibility/exclusions.ts";
 import { filterVisible } from "../visibility/find.ts";
@@ -26,6 +27,8 @@ export async function statusContext(
   limits: ContextLimits,
 ): Promise<{ ancestors: StatusRow[]; descendants: StatusRow[] }> {
   const db = ctx.db.kysely;
+  // A remote post's thread fills downward from its server, for the next reader.
+  await wantRepliesOf(ctx, status);
   const ancestorIds = status.in_reply_to_id
     ? (
         await sql<{ id: string; depth: number }>`

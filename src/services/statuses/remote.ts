@@ -428,3 +428,45 @@ export async function remotePinsOf(ctx: Ctx, accountId: string): Promise<StatusR
     .where("status_pins.account_id", "=", accountId)
     .execute();
 }
+
+/** The job that reads a remote post's replies collection (federation/replies.ts). */
+export const FETCH_REPLIES_JOB = "federation.fetch_replies";
+
+/** Someone opened the thread of `status`: if it is remote, its replies are fetched from its server. */
+export async function wantRepliesOf(ctx: Ctx, status: StatusRow): Promise<void> {
+  if (status.local || status.reblog_of_id) return;
+  await ctx.jobs.enqueue(
+    FETCH_REPLIES_JOB,
+    { statusId: status.id },
+    { uniqueKey: `${FETCH_REPLIES_JOB}:${status.id}` },
+  );
+}
+
+/** The public and unlisted replies to `statusId` known here, newest first, a page by ID. */
+export async function publicRepliesOf(
+  ctx: Ctx,
+  statusId: string,
+  page: { limit: number; maxId?: string },
+): Promise<Array<Pick<StatusRow, "id" | "uri">>> {
+  let query = ctx.db.kysely
+    .selectFrom("statuses")
+    .select(["id", "uri"])
+    .where("in_reply_to_id", "=", statusId)
+    .where("visibility", "in", ["public", "unlisted"])
+    .where("deleted_at", "is", null);
+  if (page.maxId) query = query.where("id", "<", page.maxId);
+  return query.orderBy("id", "desc").limit(page.limit).execute();
+}
+
+const REPLIES_MEMORY_MS = 60 * 60 * 1000;
+
+/**
+ * Whether the replies of the remote post `uri` were fetched within the hour; if not, notes that
+ * they are being fetched now (so a burst of readers fetches them once).
+ */
+export async function repliesFetchedLately(ctx: Ctx, uri: string): Promise<boolean> {
+  const key = `replies-fetched\n${uri}`;
+  if ((await kvGet(ctx.db.kysely, key)) === true) return true;
+  await kvSet(ctx.db.kysely, key, true, new Date(Date.now() + REPLIES_MEMORY_MS));
+  return false;
+}

@@ -59,7 +59,13 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
         },
       },
       { name: "notifications", mode: "job", run: ({ statusId }) => notifyOfNewStatus(ctx, statusId) },
-      { name: "deliver", mode: "job", run: (event) => deliverStatus(ctx, event) },
+      // Other servers hear only of what was published here.
+      {
+        name: "deliver",
+        mode: "job",
+        when: (event) => event.local !== false,
+        run: (event) => deliverStatus(ctx, event),
+      },
     ],
     "status.updated": [
       {

@@ -25,6 +25,8 @@ export interface Subscriber<T extends EventType> {
   readonly mode: "job" | "live";
   /** Attempts of a job subscriber's job (the queue's default otherwise). */
   readonly maxAttempts?: number;
+  /** Whether this event concerns the subscriber at all, judged from its payload (no job otherwise). */
+  readonly when?: (event: DomainEvent<T>) => boolean;
   run(event: DomainEvent<T>): Promise<void>;
 }
 
@@ -87,7 +89,7 @@ export class EventDispatcher {
     const pending = this.#pending.get(tx);
     if (!pending) throw new Error(`the event ${event.type} must be emitted inside ctx.dispatcher.transaction()`);
     for (const subscriber of this.#of(event.type))
-      if (subscriber.mode === "job")
+      if (subscriber.mode === "job" && (subscriber.when?.(event) ?? true))
         await this.#jobs.enqueueWith(tx, subscriberJobName(event.type, subscriber.name), event, {
           maxAttempts: subscriber.maxAttempts,
         });
@@ -112,7 +114,7 @@ export class EventDispatcher {
   async #runLive(events: readonly DomainEvent[]): Promise<void> {
     for (const event of events)
       for (const subscriber of this.#of(event.type)) {
-        if (subscriber.mode !== "live") continue;
+        if (subscriber.mode !== "live" || !(subscriber.when?.(event) ?? true)) continue;
         try {
           // A live reaction serves other clients: the request that caused it may hang up meanwhile.
           await outsideRequestScope(() => subscriber.run(event));

@@ -39,7 +39,11 @@ export interface DeletedStatus {
 /** Every event, by type, with its payload. */
 export interface EventPayloads {
   /** A status or a boost was published here (posting, boosting, a scheduled post coming due). */
-  "status.created": { statusId: string };
+  "status.created": {
+    statusId: string;
+    /** Whether it was published here (absent in jobs queued before it was recorded: taken as true). */
+    local?: boolean;
+  };
   /** A status was edited; `addedMentionIds` are the accounts the new version mentions first. */
   "status.updated": { statusId: string; addedMentionIds: string[] };
   /** A status and the boosts of it were deleted. */

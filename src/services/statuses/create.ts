@@ -127,7 +127,7 @@ export async function createStatus(
         .execute();
     }
     await addToOwnFeed(tx, row);
-    await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id });
+    await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id, local: true });
     if (idempotencyKey) await rememberIdempotencyKey(tx, author.account.id, idempotencyKey, { statusId: id });
     if (hasPreviewableLink(visibility, text))
       await ctx.jobs.enqueueWith(tx, "cards.fetch", { statusId: id }, { maxAttempts: 3 });

@@ -256,7 +256,7 @@ export async function reblog(
         .executeTakeFirstOrThrow();
       await countBoost(tx, status.id, viewer.id, now);
       await addToOwnFeed(tx, row);
-      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id });
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id, local: true });
       return row;
     });
     return boost;

@@ -279,7 +279,7 @@ export async function storeRemoteStatus(ctx: Ctx, author: AccountRow, data: Remo
           .set((eb) => ({ replies_count: eb("replies_count", "+", 1) }))
           .where("id", "=", parent.id)
           .execute();
-      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id });
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id, local: false });
       return row;
     });
   } catch (error) {
@@ -409,7 +409,7 @@ export async function storeRemoteReblog(
         .returningAll()
         .executeTakeFirstOrThrow();
       await countBoost(tx, status.id, booster.id, now);
-      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id });
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id, local: false });
       return row;
     });
   } catch (error) {

@@ -39,6 +39,13 @@ describe("IDs", () => {
     assert.ok(compareIds(idFloorForTime(new Date("2021-01-01T00:00:00Z")), b) <= 0);
   });
 
+  test("many IDs of one past millisecond never repeat (posts published to the second)", () => {
+    const second = new Date("2026-11-26T12:00:00Z");
+    const ids = Array.from({ length: 5000 }, () => idForTime(second));
+    assert.equal(new Set(ids).size, ids.length);
+    assert.ok(ids.every((id) => BigInt(id) >> 16n === BigInt(second.getTime())));
+  });
+
   test("isIdLike accepts 64-bit decimal integers only", () => {
     assert.ok(isIdLike("117665759904079265"));
     assert.ok(isIdLike("-99"));

@@ -26,9 +26,22 @@ export function newId(now: number = Date.now()): string {
   return ((ms << 16n) | sequence).toString();
 }
 
-/** An ID for a record dated `date` (e.g. a remote status published in the past). */
+/** The next sequence number of each recently used past millisecond (bounded). */
+const pastSequences = new Map<bigint, bigint>();
+const PAST_SEQUENCES_MAX = 4096;
+
+/**
+ * An ID for a record dated `date` (e.g. a remote status published in the past). Many records of
+ * one millisecond (posts published "to the second") get consecutive sequence numbers from a random
+ * start, so this process never repeats an ID; another process may, rarely: writers retry.
+ */
 export function idForTime(date: Date): string {
-  return ((BigInt(date.getTime()) << 16n) | BigInt(randomInt(0, 0x10000))).toString();
+  const ms = BigInt(date.getTime());
+  const sequence = pastSequences.get(ms) ?? BigInt(randomInt(0, 0x10000));
+  pastSequences.delete(ms);
+  pastSequences.set(ms, (sequence + 1n) & 0xffffn);
+  if (pastSequences.size > PAST_SEQUENCES_MAX) pastSequences.delete(pastSequences.keys().next().value!);
+  return ((ms << 16n) | sequence).toString();
 }
 
 /** The smallest ID of a given millisecond: a cursor for "everything created since `date`". */

@@ -216,6 +216,19 @@ async function insertMentions(
 
 /** Stores a remote post of `author`; a post already stored (same uri) is returned as it is. */
 export async function storeRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStatusData): Promise<StatusRow> {
+  // An ID dated by publication may meet one another process made for the same millisecond: a
+  // second attempt takes another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await insertRemoteStatus(ctx, author, data);
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      ctx.log.debug({ err: error, uri: data.uri, attempt }, "storing a remote post again");
+    }
+  }
+}
+
+async function insertRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStatusData): Promise<StatusRow> {
   const known = await statusByUri(ctx, data.uri);
   if (known) return known;
   const now = new Date().toISOString();

@@ -8,7 +8,7 @@
 import { Collection, Note, traverseCollection } from "@fedify/vocab";
 import type { Federation } from "@fedify/fedify";
 import type { Ctx } from "../context.ts";
-import { publicRepliesOf, repliesFetchedLately, statusByUri } from "../services/statuses/remote.ts";
+import { publicRepliesOf, repliesFetchedLately, statusById, statusByUri } from "../services/statuses/remote.ts";
 export { FETCH_REPLIES_JOB } from "../services/statuses/remote.ts";
 import { fetchableStatus } from "../services/statuses/audience.ts";
 import { fetchPost, isPost } from "./note_rows.ts";
@@ -41,7 +41,7 @@ export function registerReplies(ctx: Ctx, federation: Federation<void>): void {
 
 /** Reads the replies collection of the remote post `statusId` and stores the replies not known here. */
 export async function fetchReplies(ctx: Ctx, statusId: string): Promise<number> {
-  const status = await ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
+  const status = await statusById(ctx, statusId);
   if (!status || status.local || status.reblog_of_id) return 0;
   if (await repliesFetchedLately(ctx, status.uri)) return 0;
   const resolver = new Resolver(ctx);

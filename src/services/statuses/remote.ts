@@ -131,6 +131,11 @@ export async function statusByUri(ctx: Ctx, uri: string): Promise<StatusRow | un
   return ctx.db.kysely.selectFrom("statuses").selectAll().where("uri", "=", uri).executeTakeFirst();
 }
 
+/** The status with this ID, if any. */
+export async function statusById(ctx: Ctx, id: string): Promise<StatusRow | undefined> {
+  return ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
 /** The status whose page is `url` (when it is not its id), if any. */
 export async function statusByUrl(ctx: Ctx, url: string): Promise<StatusRow | undefined> {
   return ctx.db.kysely

@@ -161,7 +161,9 @@ export async function registerBodyParsing(app: FastifyInstance): Promise<void> {
   app.addHook("preValidation", async (req, reply) => {
     const queryIndex = req.url.indexOf("?");
     const query = queryIndex === -1 ? Object.create(null) : nestPairs(decodeFormPairs(req.url.slice(queryIndex + 1)));
-    const body = req.isMultipart() ? await readMultipart(req, reply) : req.body;
+    // A raw body (an inbox POST, kept as bytes for its signature) is no parameters: walking it
+    // would make each byte a parameter.
+    const body = req.isMultipart() ? await readMultipart(req, reply) : Buffer.isBuffer(req.body) ? undefined : req.body;
     const input = mergeParams(body, query, req.params as Record<string, string> | undefined);
     rejectNulCharacters(input);
     req.input = input;

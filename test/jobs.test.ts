@@ -341,6 +341,25 @@ describe(`job queue (${TEST_ENGINE})`, () => {
     assert.ok(most >= 2);
   });
 
+  test("a claim finds the runnable job behind pages of waiting jobs it may not run (held by a key, running, another queue's)", async () => {
+    const queue = newQueue();
+    const name = jobName("deep");
+    queue.register(name, async () => {});
+    const earlier = new Date(Date.now() - 60_000);
+    const head = await queue.enqueue(name, "head", { orderingKey: "deep", runAt: earlier });
+    const claimedHead = await queue.claim();
+    assert.equal(claimedHead?.id, head, "the head of the key runs");
+    // Older than the runnable job, so they come first in the walk: 70 held behind the head…
+    for (let n = 0; n < 70; n++) await queue.enqueue(name, `held ${n}`, { orderingKey: "deep", runAt: earlier });
+    // …40 another process's queue handles…
+    for (let n = 0; n < 40; n++) await queue.enqueue(jobName("other"), n, { runAt: earlier });
+    const runnable = await queue.enqueue(name, "free");
+    const claimed = await queue.claim();
+    assert.equal(claimed?.id, runnable);
+    assert.equal(claimed?.payload, JSON.stringify("free"));
+    assert.equal(await queue.claim(), undefined, "nothing else may run while the head runs");
+  });
+
   test("a retrying job holds back the later jobs of its key until it succeeds or fails for good", async () => {
     const queue = newQueue();
     const name = jobName("orderedfail");

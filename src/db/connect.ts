@@ -75,7 +75,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     types: pgTypes(pg),
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
-    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    // JIT compilation pays off for long analytical queries; Rookery's are short, and a query that
+    // crosses `jit_above_cost` on stale statistics (a job claim on a fresh backlog) took 28 ms
+    // with JIT against 0.2 ms without.
+    options: ["-c jit=off", options.schema ? `-c search_path=${options.schema}` : ""].join(" ").trim(),
   });
   // A dropped idle connection (database restart) must not crash the process; the pool replaces it.
   pool.on("error", () => {});

@@ -28,6 +28,7 @@ import { federationKv } from "./migrations/0029_federation_kv.ts";
 import { jobWorkerBoot } from "./migrations/0030_job_worker_boot.ts";
 import { federationLookups } from "./migrations/0031_federation_lookups.ts";
 import { accountKeys } from "./migrations/0032_account_keys.ts";
+import { jobClaimIndex } from "./migrations/0033_job_claim_index.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -61,6 +62,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   jobWorkerBoot,
   federationLookups,
   accountKeys,
+  jobClaimIndex,
 ];
 
 /**

@@ -29,8 +29,26 @@ async function generate(): Promise<StoredPair> {
   return { privateKey: await exportJwk(pair.privateKey), publicKey: await exportJwk(pair.publicKey) };
 }
 
-/** The instance actor's key pair: the stored one, or a new one stored by whichever process came first. */
-export async function instanceKeyPair(kv: KvStore): Promise<webcrypto.CryptoKeyPair> {
+/** The pair once read and imported, per store: it never changes once stored. */
+const pairs = new WeakMap<KvStore, Promise<webcrypto.CryptoKeyPair>>();
+
+/**
+ * The instance actor's key pair: the stored one, or a new one stored by whichever process came
+ * first. Read and imported once a process (it signs every fetch the server makes for nobody, and
+ * Fedify asks for it for every activity taken into the shared inbox).
+ */
+export function instanceKeyPair(kv: KvStore): Promise<webcrypto.CryptoKeyPair> {
+  let pair = pairs.get(kv);
+  if (!pair) {
+    pair = readOrMakePair(kv);
+    // A failure (the store) is not kept: the next call tries again.
+    pair.catch(() => pairs.delete(kv));
+    pairs.set(kv, pair);
+  }
+  return pair;
+}
+
+async function readOrMakePair(kv: KvStore): Promise<webcrypto.CryptoKeyPair> {
   let stored = await kv.get<StoredPair>(KEYS);
   if (!stored) {
     const made = await generate();

@@ -3,17 +3,21 @@
  * the request to `federation.fetch` with the canonical URL (the configured origin, so signatures
  * and ids agree whatever a proxy did to the Host header). A GET that does not ask for ActivityPub
  * JSON (a browser opening a profile) falls through to the pages and their 404. Inbox POSTs are read
- * whole, up to 1 MiB, before Fedify sees them (its own reading has no limit), and what can be
- * refused without a key fetch is refused first: an unsigned POST, an RFC 9421 signature that does
- * not cover the body, the method and the URL (Fedify accepts it), a signer on a suspended domain,
- * a key on another server than the actor's.
+ * whole, up to 1 MiB, and what can be refused without a key fetch is refused first: an unsigned
+ * POST, an RFC 9421 signature that does not cover the body, the method and the URL (Fedify accepts
+ * it), a signer on a suspended domain, a key on another server than the actor's; the rest is
+ * verified and queued by inbox/accept.ts (not by Fedify's inbox handler, which parses each
+ * activity twice before answering).
  * No other route passes through Fedify, so the client API pays nothing for it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
 import { accountByUri } from "../services/accounts/remote.ts";
 import { blockFor } from "../services/admin/domain_blocks.ts";
+import { acceptActivity } from "./inbox/accept.ts";
 import { INSTANCE_ACTOR_PATH } from "./instance_actor.ts";
+import { MemoryKeyCache } from "./key_cache.ts";
+import { DatabaseKvStore } from "./kv.ts";
 
 /** The largest activity an inbox takes, as Mastodon (1 MiB). */
 export const INBOX_BODY_LIMIT = 1024 * 1024;
@@ -65,19 +69,25 @@ const idOf = (value: unknown): string | undefined => {
   return typeof id === "string" ? id : undefined;
 };
 
-/** What the adapter reads of an activity before Fedify: its type, actor and object ids. */
-function peek(body: Buffer): { type?: unknown; actor?: string; object?: string } {
+/** The body as JSON, or undefined when it is not JSON. */
+function parseBody(body: Buffer): unknown {
   try {
-    const activity = JSON.parse(body.toString("utf8")) as { type?: unknown; actor?: unknown; object?: unknown };
-    return { type: activity.type, actor: idOf(activity.actor), object: idOf(activity.object) };
+    return JSON.parse(body.toString("utf8"));
   } catch {
-    return {};
+    return undefined;
   }
 }
 
+/** What the adapter reads of an activity before verifying it: its type, actor and object ids. */
+function peek(json: unknown): { type?: unknown; actor?: string; object?: string } {
+  if (typeof json !== "object" || json === null) return {};
+  const activity = json as { type?: unknown; actor?: unknown; object?: unknown };
+  return { type: activity.type, actor: idOf(activity.actor), object: idOf(activity.object) };
+}
+
 /** The host of the activity's `actor`, if the body names one. */
-function actorHost(body: Buffer): string | undefined {
-  const actor = peek(body).actor;
+function actorHost(json: unknown): string | undefined {
+  const actor = peek(json).actor;
   return actor ? (URL.parse(actor)?.hostname.toLowerCase() ?? undefined) : undefined;
 }
 
@@ -85,8 +95,8 @@ function actorHost(body: Buffer): string | undefined {
  * A deleted account we never knew, announcing its deletion (Mastodon sends that to every server it
  * ever talked to): taken without checking, since its key is gone with it and there is nothing to do.
  */
-async function isUnknownActorDeletion(ctx: Ctx, body: Buffer): Promise<boolean> {
-  const { type, actor, object } = peek(body);
+async function isUnknownActorDeletion(ctx: Ctx, json: unknown): Promise<boolean> {
+  const { type, actor, object } = peek(json);
   return type === "Delete" && actor !== undefined && actor === object && !(await accountByUri(ctx, actor));
 }
 
@@ -98,7 +108,7 @@ async function isUnknownActorDeletion(ctx: Ctx, body: Buffer): Promise<boolean> 
 async function refusal(
   ctx: Ctx,
   req: FastifyRequest,
-  body: Buffer,
+  json: unknown,
 ): Promise<{ status: number; error: string } | undefined> {
   const input = req.headers["signature-input"];
   if (typeof input === "string" && input) {
@@ -110,7 +120,7 @@ async function refusal(
   if (!host) return { status: 401, error: "Request not signed" };
   const block = await blockFor(ctx.db.kysely, host);
   if (block?.severity === "suspend") return { status: 401, error: "The signer's domain is blocked" };
-  const actor = actorHost(body);
+  const actor = actorHost(json);
   if (actor && actor !== host) return { status: 401, error: "The signing key is not on the actor's server" };
   return undefined;
 }
@@ -153,12 +163,23 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
     inboxes.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: INBOX_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
     );
+    const keyCache = new MemoryKeyCache(new DatabaseKvStore(ctx.db), {
+      contextLoader: ctx.federation.createContext(base, undefined).contextLoader,
+    });
     const receive = async (req: FastifyRequest, reply: FastifyReply) => {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const refused = await refusal(ctx, req, body);
+      const json = parseBody(body);
+      const refused = await refusal(ctx, req, json);
       if (refused) return reply.code(refused.status).send({ error: refused.error });
-      if (await isUnknownActorDeletion(ctx, body)) return reply.code(202).send();
-      return dispatch(req, reply, body);
+      if (json === undefined) return reply.code(400).send({ error: "The body is not JSON" });
+      if (await isUnknownActorDeletion(ctx, json)) return reply.code(202).send();
+      const { username } = req.params as { username?: string };
+      const accepted = await acceptActivity(ctx, keyCache, toRequest(req, base, body), json, username);
+      if (accepted.error) {
+        if (accepted.status === 401) ctx.log.info({ url: req.url, reason: accepted.error }, "inbox: POST refused");
+        return reply.code(accepted.status).send({ error: accepted.error });
+      }
+      return reply.code(accepted.status).send();
     };
     inboxes.post("/users/:username/inbox", receive);
     inboxes.post("/inbox", receive);

@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { CompiledQuery, sql, type LogEvent } from "kysely";
 import type { Ctx } from "../../src/context.ts";
 import { newId } from "../../src/db/ids.ts";
+import { JobQueue } from "../../src/jobs/queue.ts";
 import type { AccountRow } from "../../src/db/schema.ts";
 import { refreshStatistics } from "../../src/db/statistics.ts";
 import { followCollection } from "../../src/services/accounts/collections.ts";
@@ -74,6 +75,7 @@ const LARGE = new Set([
   "notification_requests",
   "custom_filters",
   "custom_filter_keywords",
+  "jobs",
 ]);
 
 async function insertChunked(
@@ -522,6 +524,36 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     return problems;
   }
 
+  /** 3,000 waiting deliveries (each with its own ordering key, as Fedify's) and 500 failed jobs, made once; claims one. */
+  let jobsSeeded = false;
+  async function claimAmongMany(): Promise<unknown> {
+    const name = "plans.delivery";
+    if (!jobsSeeded) {
+      jobsSeeded = true;
+      const now = Date.now();
+      const rows = Array.from({ length: 3500 }, (_, n) => ({
+        id: newId(),
+        name,
+        payload: JSON.stringify({ n }),
+        run_at: new Date(now - 60_000 + n).toISOString(),
+        max_attempts: 3,
+        ordering_key: `post-${n % 50}\ninbox-${n}`,
+        failed_at: n < 500 ? new Date(now).toISOString() : null,
+        created_at: new Date(now).toISOString(),
+      }));
+      for (let i = 0; i < rows.length; i += 500)
+        await server.ctx.db.kysely
+          .insertInto("jobs")
+          .values(rows.slice(i, i + 500))
+          .execute();
+    }
+    const queue = new JobQueue(server.ctx.db, server.ctx.log);
+    queue.register(name, async () => {});
+    const job = await queue.claim();
+    assert.ok(job, "a job was claimed");
+    return job;
+  }
+
   // A small account the busy one neither blocks nor mutes.
   const viewer = () => data.accounts[ACCOUNTS - 1];
   const busy = () => data.accounts[0];
@@ -731,6 +763,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
         ]
       : []),
     ["media conversions whose job is gone", () => failAbandonedMedia(server.ctx)],
+    ["a job claim, with thousands of jobs waiting (deliveries with ordering keys)", () => claimAmongMany()],
     ["search statuses, rare word", () => searchStatuses(server.ctx, viewer(), "4242", { limit: 20, offset: 0 })],
   ];
 

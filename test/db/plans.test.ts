@@ -75,7 +75,6 @@ const LARGE = new Set([
   "notification_requests",
   "custom_filters",
   "custom_filter_keywords",
-  "jobs",
 ]);
 
 async function insertChunked(

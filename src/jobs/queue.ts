@@ -223,13 +223,16 @@ export class JobQueue {
    * every condition: PostgreSQL plans that from its statistics, which lag behind a queue that
    * fills in seconds, and then read and sorted every due job (and checked each one's ordering key)
    * for each claim — quadratic in a backlog. A page read is an ordered walk of the index on any
-   * statistics; only a page's few jobs are checked.
+   * statistics; only a page's few jobs are checked. SQLite walks the index in order for the
+   * one-statement claim anyway (its plan does not depend on the table's size), so it claims directly.
    */
   async #claimOne(now: Date, leaseMs: number): Promise<JobRow | undefined> {
     const names = [...this.#handlers.keys()].filter(
       (name) => (this.#active.get(name) ?? 0) < (this.#options.get(name)?.concurrency ?? Infinity),
     );
     if (names.length === 0) return undefined;
+    // SQLite plans without statistics and walks the index in order for the claim itself: one statement.
+    if (this.#db.engine === "sqlite") return this.#claimAmong(undefined, names, now, leaseMs);
     const nowIso = now.toISOString();
     let after: { run_at: string; id: string } | undefined;
     for (;;) {
@@ -252,14 +255,19 @@ export class JobQueue {
     }
   }
 
-  /** Claims the first of `ids` that may run now, if any. */
-  async #claimAmong(ids: string[], names: string[], now: Date, leaseMs: number): Promise<JobRow | undefined> {
+  /** Claims the first of `ids` (of all waiting jobs when undefined) that may run now, if any. */
+  async #claimAmong(
+    ids: string[] | undefined,
+    names: string[],
+    now: Date,
+    leaseMs: number,
+  ): Promise<JobRow | undefined> {
     const db = this.#db.kysely;
     const nowIso = now.toISOString();
     let candidate = db
       .selectFrom("jobs")
       .select("id")
-      .where("id", "in", ids)
+      .$if(ids !== undefined, (qb) => qb.where("id", "in", ids!))
       .where("name", "in", names)
       .where("failed_at", "is", null)
       // A job whose every attempt was cut short (its worker died) is not run again; failExhausted() records it.

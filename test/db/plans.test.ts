@@ -498,10 +498,10 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   async function problemsOf(work: () => Promise<unknown>): Promise<PlanProblem[]> {
     captured = [];
     await work();
-    // Paged reads, and the fan-out's INSERT … SELECT statements.
+    // Paged reads, ordered claims (UPDATE … WHERE id = (SELECT … ORDER BY …)), and the fan-out's INSERT … SELECT statements.
     const queries = captured.filter(
       (q) =>
-        (/\border by\b/i.test(q.sql) && /^\s*select/i.test(q.sql)) ||
+        (/\border by\b/i.test(q.sql) && /^\s*(select|update)\b/i.test(q.sql)) ||
         /^\s*insert into \w+ \([^)]*\)\s+select/i.test(q.sql),
     );
     captured = undefined;

@@ -52,19 +52,16 @@ import {
 import {
   createNote,
   ldSign,
-  makePki,
   publicKeyPem,
-  removePki,
   RookeryClient,
   rsaKeyPair,
   signCavage,
   startFediverse,
-  tlsFront,
   type Fediverse,
-  type Pki,
   type RemoteActor,
   type SignedPost,
 } from "./fediverse.ts";
+import { makePki, removePki, tlsFront, type Pki } from "../test/federation/pki.ts";
 import { postgresCpu, processCpu, replaceMarkedSection, startServer, type Server } from "./server.ts";
 
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/rookery_bench_federation";

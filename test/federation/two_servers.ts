@@ -6,89 +6,15 @@
  * outbound agent (the same SSRF rules as in production, only loopback allowed). Job workers run,
  * so deliveries and received activities flow as they would between two machines.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net, { type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import tls from "node:tls";
 import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import assert from "node:assert/strict";
 import { createTestServer, eventually, request, type TestServer, type TestUser } from "../kit.ts";
+import { makePki, tlsFront, type Pki } from "./pki.ts";
 
-export interface Pki {
-  dir: string;
-  caPem: string;
-  key: string;
-  cert: string;
-}
-
-/** A CA and one leaf for all `hosts` (EC P-256: made in well under a second). */
-export function makePki(hosts: string[]): Pki {
-  const dir = mkdtempSync(join(tmpdir(), "rookery-pki-"));
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=Rookery test CA",
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  );
-  const names = hosts.map((host) => `DNS:${host}`).join(",");
-  writeFileSync(
-    join(dir, "leaf.ext"),
-    `subjectAltName=${names}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
-  );
-  openssl("req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", `/CN=${hosts[0]}`);
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "leaf.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "leaf.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "leaf.ext",
-  );
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return { dir, caPem: read("ca.pem"), key: read("leaf.key"), cert: read("leaf.pem") };
-}
-
-/** A TLS server on an ephemeral loopback port that pipes each connection to `target()`'s port. */
-export async function tlsFront(pki: Pki, target: () => number): Promise<tls.Server> {
-  const front = tls.createServer({ key: pki.key, cert: pki.cert }, (socket) => {
-    const upstream = net.connect(target(), "127.0.0.1");
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    socket.on("error", end);
-    upstream.on("error", end);
-    socket.on("close", end);
-    upstream.on("close", end);
-  });
-  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
-  return front;
-}
+export { makePki, tlsFront, type Pki };
 
 export interface Peer {
   server: TestServer;
@@ -132,7 +58,7 @@ export async function startPeers(hosts: string[], env: Record<string, string> = 
   installOutboundAgent(peers[0]!.server.config);
   return {
     peers,
-    caFile: join(pki.dir, "ca.pem"),
+    caFile: pki.caFile,
     async close() {
       for (const peer of peers) await peer.server.close();
       for (const front of fronts) await new Promise((resolve) => front.close(resolve));

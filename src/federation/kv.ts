@@ -6,8 +6,8 @@
  * under a prefix are one range of the primary key.
  */
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions } from "@fedify/fedify";
-import { Temporal } from "@js-temporal/polyfill";
 import type { Db } from "../db/connect.ts";
+import { durationMs } from "./durations.ts";
 import { kvCompareAndSet, kvDelete, kvGet, kvList, kvSet } from "../db/queries/federation_kv.ts";
 
 export const encodeKey = (key: KvKey): string => key.map((segment) => encodeURIComponent(segment)).join("/");
@@ -18,11 +18,7 @@ export const decodeKey = (text: string): KvKey =>
 /** When an entry set now with `options` expires (null: never). */
 function expiryOf(options: KvStoreSetOptions | undefined, now = Date.now()): Date | null {
   if (!options?.ttl) return null;
-  const ms = Temporal.Duration.from(options.ttl).total({
-    unit: "millisecond",
-    relativeTo: Temporal.Instant.fromEpochMilliseconds(now).toZonedDateTimeISO("UTC"),
-  });
-  return new Date(now + ms);
+  return new Date(now + durationMs(options.ttl, now));
 }
 
 export class DatabaseKvStore implements KvStore {

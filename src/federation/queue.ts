@@ -6,7 +6,7 @@
  * them over days); the job's own few attempts only cover a worker that died mid-message.
  */
 import type { MessageQueue, MessageQueueEnqueueOptions, MessageQueueListenOptions } from "@fedify/fedify";
-import { Temporal } from "@js-temporal/polyfill";
+import { durationMs } from "./durations.ts";
 import type { JobQueue } from "../jobs/queue.ts";
 
 export const FEDERATION_JOB = "federation.message";
@@ -16,10 +16,7 @@ const ATTEMPTS = 3;
 
 function runAtOf(options: MessageQueueEnqueueOptions | undefined, now = Date.now()): Date | undefined {
   if (!options?.delay) return undefined;
-  const ms = Temporal.Duration.from(options.delay).total({
-    unit: "millisecond",
-    relativeTo: Temporal.Instant.fromEpochMilliseconds(now).toZonedDateTimeISO("UTC"),
-  });
+  const ms = durationMs(options.delay, now);
   if (ms < 0) throw new RangeError("a message's delay must not be negative");
   return new Date(now + ms);
 }

@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { KvKey } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import { kvDeleteExpired } from "../../src/db/queries/federation_kv.ts";
+import { durationMs } from "../../src/federation/durations.ts";
 import { DatabaseKvStore, decodeKey, encodeKey } from "../../src/federation/kv.ts";
 import { FEDERATION_JOB, JobMessageQueue } from "../../src/federation/queue.ts";
 import { JobQueue } from "../../src/jobs/queue.ts";
@@ -28,6 +29,28 @@ describe(`federation store and queue (${TEST_ENGINE})`, () => {
     kv = new DatabaseKvStore(server.ctx.db);
   });
   after(() => server.close());
+
+  test("durations: days and shorter by arithmetic, weeks and longer by the calendar (as Temporal counts them)", () => {
+    const now = Date.UTC(2024, 0, 31, 12);
+    for (const like of [
+      { days: 1 },
+      { hours: 25, minutes: 1, seconds: 2, milliseconds: 3 },
+      { minutes: 5 },
+      { seconds: -10 },
+      { weeks: 2, days: 1 },
+      { months: 1 },
+      { years: 1, hours: 1 },
+    ]) {
+      const expected = Temporal.Duration.from(like).total({
+        unit: "millisecond",
+        relativeTo: Temporal.Instant.fromEpochMilliseconds(now).toZonedDateTimeISO("UTC"),
+      });
+      assert.equal(durationMs(Temporal.Duration.from(like), now), expected, JSON.stringify(like));
+      assert.equal(durationMs(like, now), expected, JSON.stringify(like));
+    }
+    // A month from 31 January 2024 is 29 days (to 29 February), not 30 or 31.
+    assert.equal(durationMs({ months: 1 }, now), 29 * 86_400_000);
+  });
 
   test("keys survive encoding whatever they hold", () => {
     for (const key of [["a"], ["a", "b/c"], ["%2F", "", "ü", "0", "a b"]] as KvKey[])

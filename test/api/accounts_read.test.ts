@@ -354,6 +354,13 @@ describe("reading accounts", () => {
       }
     });
 
+    test("an unconfirmed or unapproved local user is 404 by username and by full handle alike", async () => {
+      await createUser(server.ctx, "pendingmail", { confirmed: false });
+      await createUser(server.ctx, "waitlisted", { approved: false });
+      for (const acct of ["pendingmail", "pendingmail@rookery.test", "@Waitlisted@ROOKERY.test", "waitlisted"])
+        assert.deepEqual(errorOf(await lookup(acct)), [404, "Record not found"], acct);
+    });
+
     test("a missing or empty acct is 400", async () => {
       assert.deepEqual(errorOf(await get(server.app, "/api/v1/accounts/lookup")), [
         400,

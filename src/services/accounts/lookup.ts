@@ -55,12 +55,16 @@ export async function findLocalAccount(ctx: Ctx, username: string): Promise<Acco
     .executeTakeFirst();
 }
 
+/** Whether `domain` (of a handle; none: this server) names this server. */
+const isLocalDomain = (ctx: Ctx, domain: string | undefined) =>
+  !domain || domain === ctx.config.localDomain || domain === ctx.config.webDomain;
+
 /** `user`, `@user`, `user@domain`: an account this server knows (no WebFinger). */
 export async function lookupAccount(ctx: Ctx, acct: string): Promise<AccountRow | undefined> {
   const [username, rawDomain] = acct.trim().replace(/^@/, "").split("@", 2);
   if (!username || username.length > 100) return undefined;
   const domain = rawDomain?.toLowerCase();
-  const local = !domain || domain === ctx.config.localDomain || domain === ctx.config.webDomain;
+  const local = isLocalDomain(ctx, domain);
   const query = ctx.db.kysely
     .selectFrom("accounts")
     .selectAll()
@@ -75,6 +79,8 @@ export async function lookupAccount(ctx: Ctx, acct: string): Promise<AccountRow 
  */
 export async function lookupOrResolveAccount(ctx: Ctx, acct: string): Promise<AccountRow | undefined> {
   const known = await lookupAccount(ctx, acct);
-  if (known || !acct.trim().replace(/^@/, "").includes("@")) return known;
+  const domain = acct.trim().replace(/^@/, "").split("@", 2)[1]?.toLowerCase();
+  // A handle of this server is what lookupAccount found (or hid: unconfirmed, unapproved), never resolved.
+  if (known || isLocalDomain(ctx, domain)) return known;
   return ctx.remote.account(acct);
 }

@@ -41,6 +41,14 @@ export function routeFedifyLogs(log: FastifyBaseLogger): Promise<void> {
         sinks: ["rookery"],
         lowestLevel: log.level === "debug" || log.level === "trace" ? "debug" : "warning",
       },
+      // A handle or link another server cannot resolve is its problem (and any signed-in user's
+      // search can ask for one): Fedify's WebFinger client says so at error level; debug only here.
+      {
+        category: ["fedify", "webfinger"],
+        sinks: ["rookery"],
+        parentSinks: "override",
+        lowestLevel: log.level === "debug" || log.level === "trace" ? "debug" : "fatal",
+      },
       { category: ["logtape", "meta"], sinks: [], lowestLevel: "error" },
     ],
     contextLocalStorage: new AsyncLocalStorage(),

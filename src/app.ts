@@ -53,6 +53,7 @@ import oauthUserinfoRoutes from "./api/oauth/userinfo.ts";
 import webAuthRoutes from "./web/auth.ts";
 import webOauthRoutes from "./web/oauth.ts";
 import webSettingsRoutes from "./web/settings.ts";
+import authorizeInteractionRoutes from "./web/authorize_interaction.ts";
 import mediaFileRoutes from "./web/media_files.ts";
 import { notFoundHandler } from "./web/not_found.ts";
 
@@ -111,6 +112,7 @@ const ROUTES: RouteModule[] = [
   webAuthRoutes,
   webOauthRoutes,
   webSettingsRoutes,
+  authorizeInteractionRoutes,
   mediaFileRoutes,
 ];
 

@@ -17,7 +17,7 @@ import {
 } from "../services/auth/oauth.ts";
 import { hiddenFields, html } from "./html.ts";
 import { renderPage } from "./render.ts";
-import { csrfToken, csrfValid, currentWebUser, type WebUser } from "./session.ts";
+import { csrfToken, csrfValid, currentWebUser, restrictionOf, type WebUser } from "./session.ts";
 
 const SCOPE_DESCRIPTIONS: Record<string, string> = {
   read: "Read all your account's data",
@@ -145,15 +145,6 @@ ${hiddenFields({
 })}<button type="submit" class="${style}">${label}</button></form>`;
 }
 
-/** Explains why a signed-in user may not authorize apps yet, or undefined when they may. */
-function blockedReason(session: WebUser): string | undefined {
-  if (session.user.disabled || session.account.suspended_at) return "Your account is disabled.";
-  if (!session.user.confirmed_at)
-    return "Confirm your e-mail address first: follow the link we sent you, then try again.";
-  if (!session.user.approved) return "Your account is waiting for a moderator's approval.";
-  return undefined;
-}
-
 async function handleError(ctx: Ctx, reply: FastifyReply, error: unknown): Promise<FastifyReply> {
   if (error instanceof UntrustedRequest) {
     return renderPage(ctx, reply, {
@@ -217,7 +208,7 @@ async function authorizationPrologue(
       answer: await renderPage(ctx, reply, { title: "Authorization required", status: 422, alert, body: html`` }),
     };
   }
-  const blocked = blockedReason(session);
+  const blocked = restrictionOf(session);
   if (blocked) {
     return {
       answer: await renderPage(ctx, reply, {

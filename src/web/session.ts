@@ -87,3 +87,12 @@ export function csrfValid(req: FastifyRequest): boolean {
   if (!expected || !given || expected.length !== given.length) return false;
   return timingSafeEqual(Buffer.from(expected), Buffer.from(given));
 }
+
+/** Why a signed-in user may not act yet (authorize apps, follow accounts), or undefined when they may. */
+export function restrictionOf(session: WebUser): string | undefined {
+  if (session.user.disabled || session.account.suspended_at) return "Your account is disabled.";
+  if (!session.user.confirmed_at)
+    return "Confirm your e-mail address first: follow the link we sent you, then try again.";
+  if (!session.user.approved) return "Your account is waiting for a moderator's approval.";
+  return undefined;
+}

@@ -1,7 +1,8 @@
 /**
  * Discovery and actors, as other servers find local accounts: WebFinger (acct: with or without the
- * scheme, profile and actor URLs, any case of username and domain; 400, 404), host-meta in XRD and
- * JSON, and the actor document behind WebFinger's `self` (content negotiation, keys, profile).
+ * scheme, profile and actor URLs, any case of username and domain; 400, 404; the subscribe template
+ * of the remote-follow page), host-meta in XRD and JSON, and the actor document behind WebFinger's
+ * `self` (content negotiation, keys, profile).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -9,11 +10,12 @@ import { createTestServer, createUser, get, request, type TestServer, type TestU
 
 const AP = "application/activity+json";
 const LD = 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"';
+const SUBSCRIBE = "http://ostatus.org/schema/1.0/subscribe";
 
 interface Jrd {
   subject: string;
   aliases: string[];
-  links: Array<{ rel: string; type?: string; href?: string }>;
+  links: Array<{ rel: string; type?: string; href?: string; template?: string }>;
 }
 
 describe("WebFinger, host-meta and actors", () => {
@@ -52,8 +54,22 @@ describe("WebFinger, host-meta and actors", () => {
       assert.deepEqual(jrd.links, [
         { rel: "http://webfinger.net/rel/profile-page", type: "text/html", href: "https://rookery.test/@Alice" },
         { rel: "self", type: AP, href: alice.account.uri },
+        { rel: SUBSCRIBE, template: "https://rookery.test/authorize_interaction?uri={uri}" },
       ]);
     }
+  });
+
+  test("the subscribe template leads to the remote-follow page (sign-in first, then back)", async () => {
+    const jrd = (await finger("acct:alice@rookery.test")).json() as Jrd;
+    const template = jrd.links.find((link) => link.rel === SUBSCRIBE)?.template;
+    assert.ok(template);
+    const filled = new URL(template.replace("{uri}", encodeURIComponent("acct:bob@elsewhere.example")));
+    assert.equal(filled.origin, server.config.baseUrl);
+    const res = await get(server.app, filled.pathname + filled.search);
+    assert.equal(res.statusCode, 303);
+    const signIn = new URL(String(res.headers.location), server.config.baseUrl);
+    assert.equal(signIn.pathname, "/auth/sign_in");
+    assert.equal(signIn.searchParams.get("return_to"), "/authorize_interaction?uri=acct%3Abob%40elsewhere.example");
   });
 
   test("a missing or unreadable resource is 400; another server's or an unknown user's is 404", async () => {

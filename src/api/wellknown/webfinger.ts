@@ -7,8 +7,9 @@ import { toStringParam } from "../params.ts";
 
 /**
  * Discovery, as Mastodon answers it: WebFinger (`acct:` or URL resources → the actor, `self`
- * being the actor's id byte for byte, with the profile page and the avatar) and host-meta (XRD
- * and JSON) pointing at it. Answers are public and cached for three days, errors for three minutes.
+ * being the actor's id byte for byte, with the profile page and the subscribe template of the
+ * remote-follow page) and host-meta (XRD and JSON) pointing at it. Answers are public and cached
+ * for three days, errors for three minutes.
  */
 export default async function webfingerRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/.well-known/webfinger", async (req, reply) => {
@@ -27,6 +28,11 @@ export default async function webfingerRoutes(app: FastifyInstance, ctx: Ctx) {
     const links: Array<Record<string, string>> = [
       { rel: "http://webfinger.net/rel/profile-page", type: "text/html", href: profile },
       { rel: "self", type: "application/activity+json", href: account.uri },
+      // Where the remote-follow page is (web/authorize_interaction.ts), after `self` as in Mastodon.
+      {
+        rel: "http://ostatus.org/schema/1.0/subscribe",
+        template: `${ctx.config.baseUrl}/authorize_interaction?uri={uri}`,
+      },
     ];
     return {
       subject: `acct:${account.username}@${ctx.config.localDomain}`,

@@ -247,7 +247,13 @@ export async function resolveLocalUrl(
   }
   const base = new URL(ctx.config.baseUrl);
   if (url.host !== base.host || !/^https?:$/.test(url.protocol)) return { accounts: [], statuses: [] };
-  const path = decodeURIComponent(url.pathname).replace(/\/+$/, "");
+  let path: string;
+  try {
+    path = decodeURIComponent(url.pathname).replace(/\/+$/, "");
+  } catch {
+    // Broken percent-encoding (`/@%E0`) names nothing here.
+    return { accounts: [], statuses: [] };
+  }
   const status = /^\/(?:@[\w.-]+|users\/[\w.-]+\/statuses)\/(\d{1,19})$/.exec(path);
   if (status) return { accounts: [], statuses: await findVisibleStatuses(ctx, [status[1]!], viewer?.id) };
   const profile = /^\/(?:@|users\/)([\w.-]+)$/.exec(path);

@@ -32,6 +32,7 @@ import statusActionRoutes from "./api/v1/status_actions.ts";
 import bookmarkRoutes from "./api/v1/bookmarks.ts";
 import pollRoutes from "./api/v1/polls.ts";
 import mediaRoutes from "./api/v1/media.ts";
+import mediaProxyRoutes from "./api/media_proxy.ts";
 import scheduledStatusRoutes from "./api/v1/scheduled_statuses.ts";
 import translationRoutes from "./api/v1/translation.ts";
 import timelineRoutes from "./api/v1/timelines.ts";
@@ -102,6 +103,7 @@ const ROUTES: RouteModule[] = [
   bookmarkRoutes,
   pollRoutes,
   mediaRoutes,
+  mediaProxyRoutes,
   scheduledStatusRoutes,
   translationRoutes,
   timelineRoutes,

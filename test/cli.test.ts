@@ -806,5 +806,103 @@ describe("rookery media remove", () => {
     const help = await cli(server, "media", "remove", "--help");
     assert.equal(help.code, 0);
     assert.match(help.out.join("\n"), /--days/);
+    for (const option of ["--prune-profiles", "--remove-headers", "--include-follows", "--dry-run"])
+      assert.match(help.out.join("\n"), new RegExp(option));
+  });
+
+  test("--dry-run counts what would go and drops nothing; progress goes to stderr", async () => {
+    const old = await keptRemoteMedia(30);
+    await server.ctx.db.kysely
+      .updateTable("media_attachments")
+      .set({ file_size: 3 })
+      .where("id", "=", old.id)
+      .execute();
+    const result = await cli(server, "media", "remove", "--days", "20", "--dry-run");
+    assert.equal(result.code, 0, result.err.join("\n"));
+    assert.match(
+      result.out.join("\n"),
+      /^Would drop 1 kept copy of remote media older than 20 days \(about 3 bytes\)\. \(dry run/,
+    );
+    assert.deepEqual(result.err, ["1 found…"]);
+    assert.ok(await server.ctx.media.get(old.file));
+    const real = await cli(server, "media", "remove", "--days", "20");
+    assert.deepEqual(real.err, ["1 dropped…"]);
+    assert.equal(await server.ctx.media.get(old.file), undefined);
+  });
+
+  test("--prune-profiles and --remove-headers exclude each other; --include-follows needs one of them", async () => {
+    const both = await cli(server, "media", "remove", "--prune-profiles", "--remove-headers");
+    assert.equal(both.code, 1);
+    assert.match(both.err.join("\n"), /--prune-profiles and --remove-headers cannot be given together/);
+    const alone = await cli(server, "media", "remove", "--include-follows");
+    assert.equal(alone.code, 1);
+    assert.match(alone.err.join("\n"), /--include-follows goes only with --prune-profiles or --remove-headers/);
+  });
+
+  /** A remote account with a kept avatar and header, last fetched `days` days ago. */
+  async function keptRemoteProfile(username: string, days: number) {
+    const account = await createRemoteAccount(server.ctx, username, "pictures.example");
+    const avatar = `accounts/avatars/${account.id}/original/a.png`;
+    const header = `accounts/headers/${account.id}/original/h.png`;
+    await server.ctx.media.put(avatar, Buffer.from("png"));
+    await server.ctx.media.put(header, Buffer.from("png"));
+    const at = new Date(Date.now() - days * 24 * 60 * 60 * 1000).toISOString();
+    await server.ctx.db.kysely
+      .updateTable("accounts")
+      .set({ avatar_file: avatar, header_file: header, fetched_at: at, updated_at: at })
+      .where("id", "=", account.id)
+      .execute();
+    return { account, avatar, header };
+  }
+
+  const pictures = async (id: string) =>
+    server.ctx.db.kysely
+      .selectFrom("accounts")
+      .select(["avatar_file", "header_file"])
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+
+  test("--prune-profiles drops old remote avatars and headers, --remove-headers only headers; followed accounts keep theirs", async () => {
+    const lonely = await keptRemoteProfile("lonely", 10);
+    const recent = await keptRemoteProfile("recent", 1);
+    const followed = await keptRemoteProfile("followed", 10);
+    const reader = await createUser(server.ctx, "reader");
+    await server.ctx.db.kysely
+      .insertInto("follows")
+      .values({
+        id: newId(),
+        account_id: reader.account.id,
+        target_account_id: followed.account.id,
+        created_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      } as never)
+      .execute();
+
+    const headers = await cli(server, "media", "remove", "--remove-headers", "--days", "7");
+    assert.equal(headers.code, 0, headers.err.join("\n"));
+    assert.match(headers.out.join("\n"), /^Dropped the kept headers of 1 remote account not fetched for 7 days\.$/);
+    assert.deepEqual(await pictures(lonely.account.id), { avatar_file: lonely.avatar, header_file: null });
+    assert.equal(await server.ctx.media.get(lonely.header), undefined);
+
+    const profiles = await cli(server, "media", "remove", "--prune-profiles", "--days", "7");
+    assert.match(profiles.out.join("\n"), /^Dropped the kept avatars and headers of 1 remote account/);
+    assert.deepEqual(await pictures(lonely.account.id), { avatar_file: null, header_file: null });
+    assert.equal(await server.ctx.media.get(lonely.avatar), undefined);
+    assert.deepEqual(await pictures(recent.account.id), { avatar_file: recent.avatar, header_file: recent.header });
+    assert.deepEqual(await pictures(followed.account.id), {
+      avatar_file: followed.avatar,
+      header_file: followed.header,
+    });
+    const shown = (await get(server.app, `/api/v1/accounts/${lonely.account.id}`)).json() as {
+      avatar: string;
+      header: string;
+    };
+    assert.equal(shown.avatar, "https://rookery.test/avatars/original/missing.png");
+    assert.equal(shown.header, "https://rookery.test/headers/original/missing.png");
+
+    const everyone = await cli(server, "media", "remove", "--prune-profiles", "--include-follows", "--days", "7");
+    assert.match(everyone.out.join("\n"), /of 1 remote account /);
+    assert.deepEqual(await pictures(followed.account.id), { avatar_file: null, header_file: null });
+    assert.deepEqual(await pictures(recent.account.id), { avatar_file: recent.avatar, header_file: recent.header });
   });
 });

@@ -110,6 +110,8 @@ export const ENDPOINT_THROTTLES = {
     key: (req) => `ip:${clientKey(req.ip)}`,
   },
   sign_in: { name: "sign_in", limit: 25, period: 5 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
+  /** The media proxy, which may fetch from other servers for whoever asks. */
+  media_proxy: { name: "media_proxy", limit: 30, period: 10 * MINUTE, key: (req) => `ip:${clientKey(req.ip)}` },
   /** Mastodon's model-level families: posting and editing statuses, following accounts and tags, reporting. */
   statuses: {
     name: "statuses",

@@ -29,6 +29,8 @@ import { jobWorkerBoot } from "./migrations/0030_job_worker_boot.ts";
 import { federationLookups } from "./migrations/0031_federation_lookups.ts";
 import { accountKeys } from "./migrations/0032_account_keys.ts";
 import { jobClaimIndex } from "./migrations/0033_job_claim_index.ts";
+import { conversationUris } from "./migrations/0034_conversation_uris.ts";
+import { remoteMedia } from "./migrations/0035_remote_media.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -63,6 +65,8 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   federationLookups,
   accountKeys,
   jobClaimIndex,
+  conversationUris,
+  remoteMedia,
 ];
 
 /**

@@ -747,6 +747,14 @@ export interface AccountStatusTable {
   created_at: Timestamp;
 }
 
+/** A thread as other servers name it (`conversation` / `context`); threads begun here have none. */
+export interface ConversationsTable {
+  /** The `conversation_id` of its statuses. */
+  id: string;
+  uri: string;
+  created_at: Timestamp;
+}
+
 export interface ConversationMutesTable {
   id: string;
   account_id: string;
@@ -916,6 +924,7 @@ export interface Database {
   favourites: AccountStatusTable;
   bookmarks: AccountStatusTable;
   status_pins: AccountStatusTable;
+  conversations: ConversationsTable;
   conversation_mutes: ConversationMutesTable;
   status_edits: StatusEditsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -85,9 +85,14 @@ function midnight(timestamp: string): string {
   return `${timestamp.slice(0, 10)}T00:00:00.000Z`;
 }
 
-function mediaUrl(ctx: Ctx, file: string | null, remote: string | null, kind: "avatars" | "headers"): string {
+/**
+ * An avatar or header as this server serves it. Other servers' pictures are served from the copy
+ * kept here (services/media/remote_profiles.ts); until one is kept — not downloaded yet, refused
+ * by `reject_media`, dropped by `media remove --prune-profiles` — the default picture shows, as
+ * Mastodon does, so readers' clients never load them from the other server.
+ */
+function mediaUrl(ctx: Ctx, file: string | null, kind: "avatars" | "headers"): string {
   if (file) return `${ctx.config.baseUrl}/system/${file}`;
-  if (remote) return remote;
   return `${ctx.config.baseUrl}/${kind}/original/missing.png`;
 }
 
@@ -129,19 +134,11 @@ function serializeOne(
     note: suspended ? "" : row.note,
     url: accountUrl(ctx, row),
     uri: row.uri,
-    avatar: suspended
-      ? mediaUrl(ctx, null, null, "avatars")
-      : mediaUrl(ctx, row.avatar_file, row.avatar_remote_url, "avatars"),
-    avatar_static: suspended
-      ? mediaUrl(ctx, null, null, "avatars")
-      : mediaUrl(ctx, row.avatar_static_file ?? row.avatar_file, row.avatar_remote_url, "avatars"),
+    avatar: mediaUrl(ctx, suspended ? null : row.avatar_file, "avatars"),
+    avatar_static: mediaUrl(ctx, suspended ? null : (row.avatar_static_file ?? row.avatar_file), "avatars"),
     avatar_description: suspended ? "" : row.avatar_description,
-    header: suspended
-      ? mediaUrl(ctx, null, null, "headers")
-      : mediaUrl(ctx, row.header_file, row.header_remote_url, "headers"),
-    header_static: suspended
-      ? mediaUrl(ctx, null, null, "headers")
-      : mediaUrl(ctx, row.header_static_file ?? row.header_file, row.header_remote_url, "headers"),
+    header: mediaUrl(ctx, suspended ? null : row.header_file, "headers"),
+    header_static: mediaUrl(ctx, suspended ? null : (row.header_static_file ?? row.header_file), "headers"),
     header_description: suspended ? "" : row.header_description,
     followers_count: row.followers_count,
     following_count: row.following_count,

@@ -20,6 +20,7 @@ import {
   PUBLIC_COLLECTION,
   Question,
   Video,
+  type Activity,
   type Actor,
   type Object as ApObject,
 } from "@fedify/vocab";
@@ -35,6 +36,7 @@ import {
   type Visibility,
 } from "../services/statuses/remote.ts";
 import { storeRemoteEmojis, type RemoteEmoji } from "../services/emoji/remote.ts";
+import { rawPostOf, readRawPost } from "./raw_post.ts";
 import type { Resolver } from "./resolver.ts";
 
 /** The objects stored as statuses. */
@@ -91,12 +93,16 @@ export interface ReadContext {
   fedCtx: Context<void>;
 }
 
-/** Reads `post` of `author` into a status's fields (fetching the accounts and parent it needs). */
+/**
+ * Reads `post` of `author` into a status's fields (fetching the accounts and parent it needs);
+ * `activity` is the one it arrived in, whose JSON holds what Fedify's parse of the post dropped.
+ */
 async function readPost(
   read: ReadContext,
   post: PostObject,
   author: AccountRow,
   depth: number,
+  activity?: Activity,
 ): Promise<RemoteStatusData> {
   const { resolver, fedCtx } = read;
   const loaders = {
@@ -105,6 +111,8 @@ async function readPost(
     suppressError: true as const,
   };
   const id = post.id!;
+  // Read first: Fedify forgets a post's JSON once it fetches a property given only by its URL.
+  const raw = readRawPost(await rawPostOf(post, activity));
   const mentioned: AccountRow[] = [];
   const tags: string[] = [];
   const emojis: RemoteEmoji[] = [];
@@ -133,14 +141,15 @@ async function readPost(
     const url = item.url instanceof URL || item.url instanceof Link ? hrefOf(item.url) : null;
     if (!url || !/^https?:\/\//.test(url)) continue;
     const mime = item.mediaType ?? "";
+    const terms = raw.media.get(url);
     media.push({
       url,
       type: mediaTypeOf(item, mime),
       description: item.name?.toString() ?? null,
-      blurhash: null,
+      blurhash: terms?.blurhash ?? null,
       width: item.width ?? null,
       height: item.height ?? null,
-      focus: null,
+      focus: terms?.focus ?? null,
     });
   }
   const parentId = post.replyTargetId;
@@ -161,6 +170,10 @@ async function readPost(
     published,
     editedAt: post.updated ? new Date(post.updated.epochMilliseconds) : null,
     poll: post instanceof Question ? await pollOf(post, loaders) : null,
+    // Mastodon names the thread by `conversation`, Akkoma and FEP-7888 by `context`.
+    conversationUris: [raw.conversation, ...post.contextIds.map((uri) => uri.href)].filter(
+      (uri): uri is string => uri !== null,
+    ),
   };
 }
 
@@ -238,17 +251,30 @@ export function checkOrigin(post: PostObject, author: AccountRow): void {
   if (post.attributionId?.href !== author.uri) throw new PostRefused(`${id.href} is not attributed to ${author.uri}`);
 }
 
+export interface StoreOptions {
+  /** How many missing ancestors may still be fetched. */
+  depth?: number;
+  /** The activity the post arrived in (its JSON as received holds what Fedify dropped). */
+  activity?: Activity;
+}
+
 /** Stores `post` (arrived in an activity of `author`, already checked). */
-export async function storePost(read: ReadContext, post: PostObject, author: AccountRow, depth = THREAD_DEPTH) {
+export async function storePost(read: ReadContext, post: PostObject, author: AccountRow, options: StoreOptions = {}) {
   checkOrigin(post, author);
   if (await wasDeleted(read.ctx, post.id!.href)) throw new PostRefused(`${post.id!.href} was deleted`);
-  return storeRemoteStatus(read.ctx, author, await readPost(read, post, author, depth));
+  const data = await readPost(read, post, author, options.depth ?? THREAD_DEPTH, options.activity);
+  return storeRemoteStatus(read.ctx, author, data);
 }
 
 /** The fields of an updated `post` (for services/statuses/remote.ts `updateRemoteStatus`). */
-export async function postData(read: ReadContext, post: PostObject, author: AccountRow): Promise<RemoteStatusData> {
+export async function postData(
+  read: ReadContext,
+  post: PostObject,
+  author: AccountRow,
+  activity?: Activity,
+): Promise<RemoteStatusData> {
   checkOrigin(post, author);
-  return readPost(read, post, author, 0);
+  return readPost(read, post, author, 0, activity);
 }
 
 /** Fetches the post at `uri` (signed by the instance actor) with its author, and stores it. */
@@ -264,7 +290,7 @@ export async function fetchPost(read: ReadContext, uri: URL, depth = THREAD_DEPT
   const author = await read.resolver.accountByUri(object.attributionId.href);
   if (!author || author.domain === null || author.suspended_at) return undefined;
   try {
-    return await storePost(read, object, author, depth);
+    return await storePost(read, object, author, { depth });
   } catch (error) {
     if (error instanceof PostRefused) return undefined;
     throw error;

@@ -1,8 +1,9 @@
 /**
  * Local statuses as ActivityStreams objects, the way Mastodon serves them (reference/federation.md
  * §3–§4): a Note with its HTML `content` (and `contentMap` in its language), the content warning
- * as `summary`, `sensitive`, `inReplyTo`, attachments as Documents with their alt text and size,
- * Mention, Hashtag and Emoji tags, and the audience of its visibility:
+ * as `summary`, `sensitive`, `inReplyTo`, its thread as `context` and `conversation`, attachments
+ * as Documents with their alt text, size, blurhash and focal point, Mention, Hashtag and Emoji
+ * tags, and the audience of its visibility:
  *
  * | visibility | to                 | cc                        |
  * |------------|--------------------|---------------------------|
@@ -11,24 +12,22 @@
  * | private    | followers          | mentioned                 |
  * | direct     | mentioned          | –                         |
  *
- * Boosts are Announces of the boosted status's id, addressed the same way.
+ * Boosts are Announces of the boosted status's id, addressed the same way. What Fedify's vocabulary
+ * lacks (blurhash, focal point, conversation) is written by the classes of mastodon_terms.ts.
  */
 import { LanguageString } from "@fedify/fedify";
 import {
   Announce,
   Collection,
-  Create,
   Delete,
-  Document,
   Emoji,
   Hashtag,
   Image,
   Mention,
   Note,
   PUBLIC_COLLECTION,
-  Question,
   Tombstone,
-  Update,
+  type Question,
 } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
 import { pollOptions, pollTallies } from "../db/columns.ts";
@@ -37,6 +36,7 @@ import { isPollExpired } from "../entities/poll.ts";
 import { mediaTypeOfName } from "../media/types.ts";
 import type { Status } from "../entities/status.ts";
 import type { StatusLinks } from "../services/statuses/audience.ts";
+import { MediaDocument, PostCreate, PostUpdate, ThreadedNote, ThreadedQuestion } from "./mastodon_terms.ts";
 
 const instant = (iso: string) => Temporal.Instant.from(new Date(iso).toISOString());
 
@@ -60,16 +60,27 @@ export function addressing(
   }
 }
 
-function attachmentOf(media: Status["media_attachments"][number]): Document | null {
+function attachmentOf(media: Status["media_attachments"][number]): MediaDocument | null {
   if (!media.url) return null;
-  const original = (media.meta as { original?: { width?: number; height?: number } }).original;
-  return new Document({
+  const { original, focus } = media.meta as {
+    original?: { width?: unknown; height?: unknown };
+    focus?: { x?: unknown; y?: unknown };
+  };
+  return new MediaDocument({
     url: new URL(media.url),
     mediaType: mediaTypeOfName(new URL(media.url).pathname) ?? null,
     name: media.description || null,
     width: typeof original?.width === "number" ? original.width : null,
     height: typeof original?.height === "number" ? original.height : null,
+    blurhash: media.blurhash,
+    focalPoint: typeof focus?.x === "number" && typeof focus.y === "number" ? [focus.x, focus.y] : null,
   });
+}
+
+/** A thread's name as `context`: only a web URL (an OStatus `tag:` is Mastodon's `conversation` alone). */
+function contextOf(conversationUri: string | null): URL[] {
+  const url = conversationUri ? URL.parse(conversationUri) : null;
+  return url && (url.protocol === "https:" || url.protocol === "http:") ? [url] : [];
 }
 
 /** A poll's options as Mastodon sends them: Notes named by the option, their votes as `replies`. */
@@ -93,7 +104,7 @@ function pollFields(poll: PollRow) {
  * form, seen by nobody in particular.
  */
 export function noteOf(links: StatusLinks, entity: Status): Note | Question {
-  const { status, author, mentioned, parent } = links;
+  const { status, author, mentioned, parent, conversationUri } = links;
   const content = entity.content ?? "";
   const values = {
     id: new URL(status.uri),
@@ -106,9 +117,12 @@ export function noteOf(links: StatusLinks, entity: Status): Note | Question {
     sensitive: Boolean(status.sensitive),
     contents: status.language ? [content, new LanguageString(content, status.language)] : [content],
     replyTarget: parent ? new URL(parent.uri) : null,
+    // The thread: `conversation` for Mastodon; `context` (a URL, so not an OStatus tag) for Akkoma.
+    conversation: conversationUri,
+    contexts: contextOf(conversationUri),
     replies:
       status.visibility === "public" || status.visibility === "unlisted" ? new URL(`${status.uri}/replies`) : null,
-    attachments: entity.media_attachments.map(attachmentOf).filter((d): d is Document => d !== null),
+    attachments: entity.media_attachments.map(attachmentOf).filter((d): d is MediaDocument => d !== null),
     tags: [
       ...mentioned.map(
         (account) =>
@@ -128,12 +142,12 @@ export function noteOf(links: StatusLinks, entity: Status): Note | Question {
       ),
     ],
   };
-  return links.poll ? new Question({ ...values, ...pollFields(links.poll) }) : new Note(values);
+  return links.poll ? new ThreadedQuestion({ ...values, ...pollFields(links.poll) }) : new ThreadedNote(values);
 }
 
 /** The Create that publishes a status (`/activity` beside it, as Mastodon names it). */
-export function createOf(note: Note | Question, links: StatusLinks): Create {
-  return new Create({
+export function createOf(note: Note | Question, links: StatusLinks): PostCreate {
+  return new PostCreate({
     id: new URL(`${links.status.uri}/activity`),
     actor: new URL(links.author.uri),
     tos: note.toIds,
@@ -144,8 +158,8 @@ export function createOf(note: Note | Question, links: StatusLinks): Create {
 }
 
 /** The Update that carries an edited status. */
-export function updateOf(note: Note | Question, links: StatusLinks): Update {
-  return new Update({
+export function updateOf(note: Note | Question, links: StatusLinks): PostUpdate {
+  return new PostUpdate({
     id: new URL(`${links.status.uri}#updates/${Date.parse(links.status.edited_at ?? links.status.updated_at)}`),
     actor: new URL(links.author.uri),
     tos: note.toIds,

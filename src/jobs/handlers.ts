@@ -4,10 +4,17 @@ import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/pur
 import { MOVE_FOLLOWERS_JOB, moveFollowers } from "../services/accounts/move.ts";
 import {
   cacheRemoteMedia,
+  cacheRemoteTimedMedia,
   FETCH_REMOTE_MEDIA_JOB,
+  FETCH_REMOTE_TIMED_MEDIA_JOB,
   purgeDomainMedia,
   PURGE_DOMAIN_MEDIA_JOB,
 } from "../services/media/remote.ts";
+import {
+  cacheRemoteProfileImage,
+  FETCH_REMOTE_PROFILE_IMAGE_JOB,
+  type ProfileImage,
+} from "../services/media/remote_profiles.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
 import { FEATURED_SYNC_JOB, syncFeatured } from "../federation/featured.ts";
 import { FETCH_REPLIES_JOB, fetchReplies } from "../federation/replies.ts";
@@ -63,10 +70,25 @@ export function registerJobHandlers(ctx: Ctx): void {
   });
   ctx.jobs.register(
     FETCH_REMOTE_MEDIA_JOB,
-    (payload) => cacheRemoteMedia(ctx, (payload as { mediaId: string }).mediaId),
+    (payload, job) => cacheRemoteMedia(ctx, (payload as { mediaId: string }).mediaId, job),
     {
       concurrency: 2,
     },
+  );
+  // Other servers' video and audio are converted as uploads are: one at a time, however long it takes.
+  ctx.jobs.register(
+    FETCH_REMOTE_TIMED_MEDIA_JOB,
+    (payload, job, _now, shutdown) =>
+      cacheRemoteTimedMedia(ctx, (payload as { mediaId: string }).mediaId, job, shutdown),
+    { concurrency: 1, longRunning: true },
+  );
+  ctx.jobs.register(
+    FETCH_REMOTE_PROFILE_IMAGE_JOB,
+    (payload, job) => {
+      const { accountId, kind } = payload as { accountId: string; kind: ProfileImage };
+      return cacheRemoteProfileImage(ctx, accountId, kind, job);
+    },
+    { concurrency: 2 },
   );
   ctx.jobs.register(PURGE_DOMAIN_MEDIA_JOB, async (payload) => {
     const removed = await purgeDomainMedia(ctx, (payload as { domain: string }).domain);

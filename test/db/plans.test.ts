@@ -41,6 +41,7 @@ import { requestPage } from "../../src/services/notifications/requests.ts";
 import { GROUPABLE_TYPES } from "../../src/services/notifications/types.ts";
 import { failAbandonedMedia } from "../../src/services/media/timed.ts";
 import { removeCachedRemoteMedia } from "../../src/services/media/remote.ts";
+import { pruneRemoteProfileImages } from "../../src/services/media/remote_profiles.ts";
 import { publicRepliesOf } from "../../src/services/statuses/remote.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 import { disableAutovacuum, reportTableCounters } from "./pg_statistics.ts";
@@ -553,11 +554,72 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     return job;
   }
 
+  /**
+   * Kept copies of other servers' media (1,200 remote attachments) and pictures (1,200 remote
+   * accounts' avatars and headers), fetched a day ago: `media remove` reads them in pages of 500.
+   * Applied again before each use, since the media case without --dry-run drops them.
+   */
+  async function keepRemoteCopies(): Promise<void> {
+    const day = new Date(Date.now() - 24 * 3600_000).toISOString();
+    const accounts = data.accounts.filter((a) => a.domain !== null).slice(0, 1200);
+    const media = await server.ctx.db.kysely.selectFrom("media_attachments").select("id").limit(1200).execute();
+    for (let i = 0; i < 1200; i += 400) {
+      await server.ctx.db.kysely
+        .updateTable("accounts")
+        .set({ avatar_file: "accounts/avatars/1/original/a.png", header_file: "accounts/headers/1/original/h.png" })
+        .set({ fetched_at: day, updated_at: day })
+        .where(
+          "id",
+          "in",
+          accounts.slice(i, i + 400).map((a) => a.id),
+        )
+        .execute();
+      await server.ctx.db.kysely
+        .updateTable("media_attachments")
+        .set({
+          remote_url: "https://x.example/m.png",
+          file: "media_attachments/files/1/original/m.png",
+          created_at: day,
+        })
+        .where(
+          "id",
+          "in",
+          media.slice(i, i + 400).map((m) => m.id),
+        )
+        .execute();
+    }
+  }
+
   // A small account the busy one neither blocks nor mutes.
   const viewer = () => data.accounts[ACCOUNTS - 1];
   const busy = () => data.accounts[0];
   const cases: Array<[string, () => Promise<unknown>]> = [
     ["kept copies of remote media to drop", () => removeCachedRemoteMedia(server.ctx, new Date())],
+    [
+      "kept copies of remote media to drop, page after page",
+      async () => {
+        await keepRemoteCopies();
+        await removeCachedRemoteMedia(server.ctx, new Date(), { dryRun: true });
+      },
+    ],
+    [
+      "remote profiles' kept pictures to drop (not followed ones)",
+      async () => {
+        await keepRemoteCopies();
+        await pruneRemoteProfileImages(server.ctx, new Date(), { dryRun: true });
+      },
+    ],
+    [
+      "remote profiles' kept headers to drop, followed ones too",
+      async () => {
+        await keepRemoteCopies();
+        await pruneRemoteProfileImages(server.ctx, new Date(), {
+          headersOnly: true,
+          includeFollows: true,
+          dryRun: true,
+        });
+      },
+    ],
     ["a post's replies collection", () => publicRepliesOf(server.ctx, data.statusIds[0]!, { limit: 20 })],
     [
       "public timeline",

@@ -464,9 +464,14 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
       const media = s.media_attachments[0]!;
       const imageUrl = `https://files.mastodon.example/media_attachments/files/${noteN}/original/rook.png`;
       assert.equal(media.type, "image");
-      assert.equal(media.url, imageUrl);
+      // Not kept here (yet): the media proxy's address, never the other server's.
+      assert.equal(media.url, `${server.config.baseUrl}/media_proxy/${media.id}/original`);
       assert.equal(media.remote_url, imageUrl);
       assert.equal(media.description, "A black rook on a chessboard, seen from above");
+      // What Fedify's vocabulary drops, read from the activity as sent (federation/raw_post.ts).
+      assert.equal(media.blurhash, "UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH");
+      assert.deepEqual(media.meta.focus, { x: 0, y: -0.5 });
+      assert.equal(media.meta.original?.width, 640);
       assert.deepEqual(
         s.tags.map((t) => t.name.toLowerCase()),
         ["rookery"],

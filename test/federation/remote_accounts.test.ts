@@ -99,7 +99,8 @@ describe("remote accounts from actor documents", () => {
     const json = (await get(server.app, `/api/v1/accounts/${row.id}`, viewer.token)).json() as Record<string, unknown>;
     assert.equal(json.acct, "Gargron@mastodon.example");
     assert.equal(json.display_name, "Eugen Rochko");
-    assert.equal(json.avatar, row.avatar_remote_url);
+    // Its avatar is not kept here yet: the default picture, never the other server's URL.
+    assert.equal(json.avatar, `${server.config.baseUrl}/avatars/original/missing.png`);
     const looked = await get(server.app, "/api/v1/accounts/lookup?acct=gargron@mastodon.example", viewer.token);
     assert.equal((looked.json() as { id: string }).id, row.id);
   });

@@ -2,7 +2,8 @@
  * Posts between two Rookery servers on loopback with HTTPS: a post reaches the remote follower's
  * home timeline; a reply mentions and notifies across servers and joins the thread; favourites
  * and boosts notify the author and move the counts; an edit arrives with its history; a deletion
- * removes the copy; followers-only posts reach only followers and direct ones only the addressee.
+ * removes the copy; followers-only posts reach only followers and direct ones only the addressee;
+ * pictures keep their blurhash and focal point, and both servers name a thread alike.
  */
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
@@ -18,6 +19,7 @@ import {
   type TestUser,
 } from "../kit.ts";
 import { WsClient } from "../streaming_clients.ts";
+import type { MediaAttachment } from "../types.ts";
 import { followEachOther, resolveOn, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 interface StatusJson {
@@ -359,14 +361,43 @@ describe("posts between two servers", () => {
     }, "the name's emoji on b");
   });
 
+  test("a picture's blurhash and focal point cross with it; a reply names the thread as its first post does", async () => {
+    const media = await uploadImage(a.server, alice, { focus: "-0.5,0.75" });
+    const post = await postStatus(a.server, alice, { status: "a picture", media_ids: [media.id] });
+    const copy = await copyIn(b, bob, post.uri);
+    const res = await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token });
+    const [copied] = (res.json() as { media_attachments: MediaAttachment[] }).media_attachments;
+    assert.ok(media.blurhash);
+    assert.equal(copied?.blurhash, media.blurhash);
+    assert.deepEqual(copied?.meta.focus, { x: -0.5, y: 0.75 });
+
+    const reply = await postStatus(b.server, bob, { status: `@alice@${a.domain} nice`, in_reply_to_id: copy.id });
+    const served = async (uri: string) =>
+      (await (await fetch(uri, { headers: { accept: "application/activity+json" } })).json()) as Record<string, any>;
+    const [note, replyNote] = await Promise.all([served(post.uri), served(reply.uri)]);
+    assert.match(note.context, /\/contexts\/\d+$/);
+    assert.equal(note.conversation, note.context);
+    assert.equal(replyNote.context, note.context);
+    assert.equal(replyNote.conversation, note.conversation);
+  });
+
   test("a picture of a remote post is kept here; reject_media drops the copy", async () => {
     const media = await uploadImage(a.server, alice, { description: "a square", width: 64, height: 48 });
     const post = await postStatus(a.server, alice, { status: "With a picture", media_ids: [media.id] });
     const copy = await copyIn(b, bob, post.uri);
     const attachmentOnB = async () =>
       (await request(b.server.app, "GET", `/api/v1/statuses/${copy.id}`, { token: bob.token })).json()
-        .media_attachments[0] as { url: string; remote_url: string; description: string; preview_url: string };
-    await eventually(async () => (await attachmentOnB()).url.startsWith(b.baseUrl), "the picture is kept on b");
+        .media_attachments[0] as {
+        id: string;
+        url: string;
+        remote_url: string;
+        description: string;
+        preview_url: string;
+      };
+    await eventually(
+      async () => (await attachmentOnB()).url.startsWith(`${b.baseUrl}/system/`),
+      "the picture is kept on b",
+    );
     const kept = await attachmentOnB();
     assert.equal(kept.remote_url, media.url);
     assert.equal(kept.description, "a square");
@@ -382,7 +413,10 @@ describe("posts between two servers", () => {
       json: { domain: "a.test", severity: "noop", reject_media: true },
     });
     assert.equal(block.statusCode, 200, block.body);
-    await eventually(async () => (await attachmentOnB()).url === media.url, "the copy is dropped");
+    await eventually(
+      async () => (await attachmentOnB()).url === `${b.baseUrl}/media_proxy/${kept.id}/original`,
+      "the copy is dropped",
+    );
     await eventually(
       async () => (await request(b.server.app, "GET", new URL(kept.url).pathname)).statusCode === 404,
       "the kept file is gone",

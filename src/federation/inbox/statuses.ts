@@ -83,7 +83,7 @@ export async function onCreate(received: Received<Create>): Promise<void> {
   const object = await objectOf(received);
   if (!isPost(object)) return;
   if (await isVote(received, object)) return;
-  await refusing(() => storePost(readContext(received), object, received.sender));
+  await refusing(() => storePost(readContext(received), object, received.sender, { activity: received.activity }));
 }
 
 /**
@@ -114,11 +114,12 @@ export async function onUpdate(received: Received<Update>): Promise<void> {
   if (!status) {
     // As Mastodon: an Update of a post never seen creates it (its Create is late or lost), unless it is old.
     const published = object.published?.epochMilliseconds ?? 0;
-    if (Date.now() - published < LATE_CREATE_MS) await refusing(() => storePost(readContext(received), object, sender));
+    if (Date.now() - published < LATE_CREATE_MS)
+      await refusing(() => storePost(readContext(received), object, sender, { activity: received.activity }));
     return;
   }
   if (status.account_id !== sender.id) throw new Refused(`${sender.uri} edits a post of someone else`);
-  const data = await refusing(() => postData(readContext(received), object, sender));
+  const data = await refusing(() => postData(readContext(received), object, sender, received.activity));
   // A poll's new tallies alone are no edit; nor is an Update without a newer `updated`.
   if (await updateRemoteTallies(ctx, status, data)) return;
   const last = Date.parse(status.edited_at ?? status.created_at);

@@ -9,6 +9,7 @@ import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { suspendedAmong } from "../../services/admin/domain_blocks.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
+import { carriesMastodonTerms } from "../mastodon_terms.ts";
 
 /** A Fedify context outside any request. */
 export const fedContext = (ctx: Ctx): Context<void> =>
@@ -59,5 +60,8 @@ export async function send(
   await fedContext(ctx).sendActivity({ identifier }, allowed.map(recipientOf), activity, {
     preferSharedInbox: options.shared ?? false,
     orderingKey: options.orderingKey,
+    // Fedify's fan-out parses the activity and serializes it again, which drops what Fedify has
+    // no field for (and breaks the proof made over it): such activities go per inbox from here.
+    fanout: carriesMastodonTerms(activity) ? "skip" : "auto",
   });
 }

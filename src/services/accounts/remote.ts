@@ -5,12 +5,14 @@
  * replaced on each update while counters and local state stay. Domain blocks apply as it is
  * stored: a suspended domain's actors are refused, a silenced domain's are stored silenced.
  */
+import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
-import type { AccountRow } from "../../db/schema.ts";
+import type { AccountRow, Database } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
 import { blockFor } from "../admin/domain_blocks.ts";
+import { enqueueProfileImageFetch, profileImagesToFetch } from "../media/remote_profiles.ts";
 
 /** What an actor says of itself, already read from its document. */
 export interface RemoteAccountData {
@@ -102,16 +104,22 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
   if (block?.severity === "suspend") throw new DomainSuspended(`${domain} is suspended`);
   const now = new Date().toISOString();
   const columns = { ...columnsOf(data), fetched_at: now, updated_at: now };
-  return ctx.db.kysely.transaction().execute(async (tx) => {
+  // Its avatar and header are downloaded by a job when new, changed or not kept (services/media/remote_profiles.ts).
+  const queuePictures = async (tx: Kysely<Database>, known: AccountRow | undefined, row: AccountRow) => {
+    if (!block?.reject_media) await enqueueProfileImageFetch(ctx, tx, row.id, profileImagesToFetch(known, row));
+    return row;
+  };
+  const stored = await ctx.db.kysely.transaction().execute(async (tx) => {
     const known = await tx.selectFrom("accounts").selectAll().where("uri", "=", data.uri).executeTakeFirst();
     if (known) {
       if (known.domain === null) throw new ValidationFailed("Uri is a local account");
-      return tx
+      const updated = await tx
         .updateTable("accounts")
         .set(columns)
         .where("id", "=", known.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      return queuePictures(tx, known, updated);
     }
     const holder = await tx
       .selectFrom("accounts")
@@ -120,7 +128,7 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
       .where("domain", "=", domain)
       .executeTakeFirst();
     if (holder) throw new ValidationFailed(`Username ${data.username}@${domain} belongs to another actor`);
-    return tx
+    const inserted = await tx
       .insertInto("accounts")
       .values({
         id: newId(),
@@ -133,7 +141,10 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
       })
       .returningAll()
       .executeTakeFirstOrThrow();
+    return queuePictures(tx, undefined, inserted);
   });
+  ctx.jobs.wake();
+  return stored;
 }
 
 /** The account whose actor id is `uri` (local or remote), if this server knows it. */

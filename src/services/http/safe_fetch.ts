@@ -5,6 +5,7 @@
  * is checked again, and time and size are bounded while the body streams in.
  */
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { open } from "node:fs/promises";
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
@@ -116,6 +117,11 @@ export interface SafeFetchOptions {
   beforeRequest?: (request: SafeFetchRequest) => Record<string, string> | Promise<Record<string, string>>;
   /** Resolves a host name to addresses (OUTBOUND_HOSTS, then dns.lookup, by default); tests map names to loopback. */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
+  /**
+   * Writes the body of the final answer to this file instead of memory (video and audio of other
+   * servers); the response's `body` is then empty. The file may hold a part when the fetch fails.
+   */
+  saveTo?: string;
 }
 
 export interface SafeFetchResponse {
@@ -257,12 +263,13 @@ function decoded(response: IncomingMessage, headers: IncomingHttpHeaders): Reada
   return response.pipe(decoder);
 }
 
-/** Reads the body, counting decompressed bytes, and stops as soon as it passes `maxBytes`. */
+/** Reads the body (into memory, or into the file `saveTo`), counting decompressed bytes, and stops as soon as it passes `maxBytes`. */
 async function readBody(
   response: IncomingMessage,
   url: string,
   maxBytes: number,
   headers: IncomingHttpHeaders,
+  saveTo: string | undefined,
 ): Promise<Buffer> {
   const declared = Number(response.headers["content-length"]);
   if (!response.headers["content-encoding"] && Number.isFinite(declared) && declared > maxBytes) {
@@ -271,14 +278,18 @@ async function readBody(
   }
   const stream = decoded(response, headers);
   const chunks: Buffer[] = [];
+  const file = saveTo ? await open(saveTo, "w") : undefined;
   let size = 0;
   try {
     for await (const chunk of stream) {
       size += (chunk as Buffer).length;
       if (size > maxBytes) throw new ResponseTooLarge(url, maxBytes);
-      chunks.push(chunk as Buffer);
+      // Awaiting each write holds the stream back while the disk is slower than the network.
+      if (file) await file.write(chunk as Buffer);
+      else chunks.push(chunk as Buffer);
     }
   } finally {
+    await file?.close();
     if (size > maxBytes || !response.complete) {
       response.destroy();
       stream.destroy();
@@ -382,7 +393,7 @@ export async function safeFetch(
       const headers = { ...response.headers };
       let body: Buffer = Buffer.alloc(0);
       if (hop.method === "HEAD") response.destroy();
-      else body = await readBody(response, hop.url.href, maxBytes, headers);
+      else body = await readBody(response, hop.url.href, maxBytes, headers, options.saveTo);
       return { status: response.statusCode ?? 0, headers, body, url: hop.url.href };
     } catch (error) {
       if (error instanceof SafeFetchError) throw error;

@@ -72,7 +72,8 @@ function conversionLimits(duration: number | undefined): { timeoutMs: number; cp
   return { timeoutMs: Math.min(2 * 3600_000, 120_000 + seconds * 10_000), cpuSeconds: 60 + seconds * 20 };
 }
 
-async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
+/** Runs `work` in a fresh working folder (removed afterwards; `media.cleanup` sweeps those a crash left). */
+export async function withTemporaryFolder<T>(work: (folder: string) => Promise<T>): Promise<T> {
   const folder = await mkdtemp(join(tmpdir(), TEMPORARY.conversions));
   try {
     return await work(folder);
@@ -173,7 +174,7 @@ export async function acceptTimedMedia(
   }
 }
 
-interface Converted {
+export interface Converted {
   file: string;
   contentType: string;
   size: number;
@@ -209,70 +210,104 @@ async function convert(
   written: string[],
   signal: AbortSignal | undefined,
 ): Promise<Converted> {
-  const folder = mediaFolder(row.id);
   return withTemporaryFolder(async (temporary) => {
     const input = join(temporary, "upload");
     if (!row.file || !(await ctx.media.copyToFile(row.file, input)))
       throw new MediaRejected("the uploaded file is gone");
-    const info: Probe | undefined = await probe(tools, input, {
-      timeoutMs: PROBE_TIMEOUT_MS,
-      signal,
-      background: true,
-    });
+    const info = await probeInBackground(tools, input, signal);
     if (!info) throw new MediaRejected("the file is not a readable video or audio file");
-    const kind = row.type as TimedKind;
-    const audio = kind === "audio";
-    const output = join(temporary, audio ? "out.mp3" : "out.mp4");
-    const caps = { seconds: limitFor(kind) + 1, bytes: OUTPUT_BYTES };
-    const result = await transcode(tools, info, kind, input, output, caps, {
-      ...conversionLimits(info.duration),
+    return convertProbed(
+      ctx,
+      tools,
+      { id: row.id, kind: row.type as TimedKind, input, info, temporary },
+      written,
       signal,
-    });
-    // A file whose header states no duration is cut at the limit by ffmpeg; reaching it means too long.
-    if (result.duration !== undefined && result.duration > limitFor(kind))
-      throw new MediaRejected(`the file is longer than the ${limitFor(kind) / 60} minutes allowed`);
-    const meta = timedMeta(result);
-
-    const file = `${folder}/original/${randomFileName(audio ? "mp3" : "mp4")}`;
-    written.push(file);
-    await ctx.media.putFile(file, output);
-    const size = (await stat(output)).size;
-
-    let preview: string | null = null;
-    let previewBlurhash: string | null = null;
-    let cover: StoredThumbnail | undefined;
-    if (!audio) {
-      // The first frame of the converted video, so a phone video's rotation is already applied.
-      const smallOut = await orRejected("no preview could be taken from the video", signal, async () => {
-        const framePath = join(temporary, "frame.png");
-        await extractPicture(tools, output, framePath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
-        const frame = await sharp(framePath).metadata();
-        const small = fitWithin({ width: frame.width ?? 1, height: frame.height ?? 1 }, SMALL_PIXELS);
-        return sharp(framePath)
-          .resize(small.width, small.height, { fit: "inside" })
-          .jpeg({ quality: 85 })
-          .toBuffer({ resolveWithObject: true });
-      });
-      preview = `${folder}/small/${randomFileName("jpg")}`;
-      written.push(preview);
-      await ctx.media.put(preview, smallOut.data);
-      meta.small = metaOf({ width: smallOut.info.width, height: smallOut.info.height });
-      previewBlurhash = await blurhashOf(smallOut.data);
-    } else if (info.coverArt) {
-      // The cover art embedded in the audio file becomes its thumbnail (unless one was chosen), as Mastodon does.
-      const coverPath = join(temporary, "cover.png");
-      try {
-        await extractPicture(tools, input, coverPath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
-        cover = await storeThumbnail(ctx, folder, await readFile(coverPath));
-        written.push(cover.key);
-        previewBlurhash = cover.blurhash;
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        ctx.log.info({ err: error, media: row.id }, "the audio file's cover art could not be read; it has none");
-      }
-    }
-    return { file, contentType: audio ? "audio/mpeg" : "video/mp4", size, preview, previewBlurhash, cover, meta };
+    );
   });
+}
+
+/** ffprobe in a job: it waits for a program slot instead of being refused. */
+export function probeInBackground(tools: Transcoder, path: string, signal: AbortSignal | undefined) {
+  return probe(tools, path, { timeoutMs: PROBE_TIMEOUT_MS, signal, background: true });
+}
+
+/** A file to convert, already read by ffprobe. */
+export interface ProbedFile {
+  /** The attachment whose files the results become. */
+  id: string;
+  kind: TimedKind;
+  /** Its path, inside `temporary`. */
+  input: string;
+  info: Probe;
+  /** A working folder for the conversion's own files. */
+  temporary: string;
+}
+
+/**
+ * Converts a probed video, gifv or audio file into the attachment's stored files (the converted
+ * file, a video's first frame as preview, an audio file's cover art) and describes them; shared
+ * by uploads and by the media of other servers (`remote.ts`). Every key it wrote is pushed onto
+ * `written`, so a failure can remove them.
+ */
+export async function convertProbed(
+  ctx: Ctx,
+  tools: Transcoder,
+  { id, kind, input, info, temporary }: ProbedFile,
+  written: string[],
+  signal: AbortSignal | undefined,
+): Promise<Converted> {
+  const folder = mediaFolder(id);
+  const audio = kind === "audio";
+  const output = join(temporary, audio ? "out.mp3" : "out.mp4");
+  const caps = { seconds: limitFor(kind) + 1, bytes: OUTPUT_BYTES };
+  const result = await transcode(tools, info, kind, input, output, caps, {
+    ...conversionLimits(info.duration),
+    signal,
+  });
+  // A file whose header states no duration is cut at the limit by ffmpeg; reaching it means too long.
+  if (result.duration !== undefined && result.duration > limitFor(kind))
+    throw new MediaRejected(`the file is longer than the ${limitFor(kind) / 60} minutes allowed`);
+  const meta = timedMeta(result);
+
+  const file = `${folder}/original/${randomFileName(audio ? "mp3" : "mp4")}`;
+  written.push(file);
+  await ctx.media.putFile(file, output);
+  const size = (await stat(output)).size;
+
+  let preview: string | null = null;
+  let previewBlurhash: string | null = null;
+  let cover: StoredThumbnail | undefined;
+  if (!audio) {
+    // The first frame of the converted video, so a phone video's rotation is already applied.
+    const smallOut = await orRejected("no preview could be taken from the video", signal, async () => {
+      const framePath = join(temporary, "frame.png");
+      await extractPicture(tools, output, framePath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
+      const frame = await sharp(framePath).metadata();
+      const small = fitWithin({ width: frame.width ?? 1, height: frame.height ?? 1 }, SMALL_PIXELS);
+      return sharp(framePath)
+        .resize(small.width, small.height, { fit: "inside" })
+        .jpeg({ quality: 85 })
+        .toBuffer({ resolveWithObject: true });
+    });
+    preview = `${folder}/small/${randomFileName("jpg")}`;
+    written.push(preview);
+    await ctx.media.put(preview, smallOut.data);
+    meta.small = metaOf({ width: smallOut.info.width, height: smallOut.info.height });
+    previewBlurhash = await blurhashOf(smallOut.data);
+  } else if (info.coverArt) {
+    // The cover art embedded in the audio file becomes its thumbnail (unless one was chosen), as Mastodon does.
+    const coverPath = join(temporary, "cover.png");
+    try {
+      await extractPicture(tools, input, coverPath, { timeoutMs: 60_000, cpuSeconds: 30, signal });
+      cover = await storeThumbnail(ctx, folder, await readFile(coverPath));
+      written.push(cover.key);
+      previewBlurhash = cover.blurhash;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      ctx.log.info({ err: error, media: id }, "the audio file's cover art could not be read; it has none");
+    }
+  }
+  return { file, contentType: audio ? "audio/mpeg" : "video/mp4", size, preview, previewBlurhash, cover, meta };
 }
 
 /**

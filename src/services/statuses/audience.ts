@@ -6,6 +6,7 @@
 import type { Ctx } from "../../context.ts";
 import type { AccountRow, PollRow, StatusRow } from "../../db/schema.ts";
 import { findVisibleStatuses } from "../visibility/find.ts";
+import { conversationUri, remoteConversationUris } from "./threads.ts";
 
 type Inboxes = Pick<AccountRow, "id" | "uri" | "inbox_url" | "shared_inbox_url" | "domain" | "username">;
 
@@ -30,6 +31,8 @@ export interface StatusLinks {
   reblogOf: { status: StatusRow; author: AccountRow } | null;
   /** Its poll, if it has one. */
   poll: PollRow | null;
+  /** How its thread is named to other servers (services/statuses/threads.ts). */
+  conversationUri: string | null;
 }
 
 export async function statusLinks(ctx: Ctx, statusId: string): Promise<StatusLinks | undefined> {
@@ -48,7 +51,8 @@ export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Pro
   const reblogIds = statuses.map((s) => s.reblog_of_id).filter((id): id is string => id !== null);
   const parentIds = statuses.map((s) => s.in_reply_to_id).filter((id): id is string => id !== null);
   const pollIds = statuses.map((s) => s.poll_id).filter((id): id is string => id !== null);
-  const [mentions, parents, reblogged, polls] = await Promise.all([
+  const conversationIds = statuses.map((s) => s.conversation_id).filter((id): id is string => id !== null);
+  const [mentions, parents, reblogged, polls, conversationUris] = await Promise.all([
     db
       .selectFrom("mentions")
       .innerJoin("accounts", "accounts.id", "mentions.account_id")
@@ -71,6 +75,7 @@ export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Pro
       : [],
     reblogIds.length ? db.selectFrom("statuses").selectAll().where("id", "in", reblogIds).execute() : [],
     pollIds.length ? db.selectFrom("polls").selectAll().where("id", "in", pollIds).execute() : [],
+    remoteConversationUris(db, conversationIds),
   ]);
   const pollsById = new Map(polls.map((p) => [p.id, p]));
   const authorIds = [...new Set([...statuses, ...reblogged].map((s) => s.account_id))];
@@ -97,6 +102,9 @@ export async function statusLinksOf(ctx: Ctx, statusIds: readonly string[]): Pro
       parent: (status.in_reply_to_id && parentsById.get(status.in_reply_to_id)) || null,
       reblogOf: original && originalAuthor ? { status: original, author: originalAuthor } : null,
       poll: (status.poll_id && pollsById.get(status.poll_id)) || null,
+      conversationUri: status.conversation_id
+        ? conversationUri(ctx.config.baseUrl, status.conversation_id, conversationUris.get(status.conversation_id))
+        : null,
     });
   }
   return links;

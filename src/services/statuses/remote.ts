@@ -3,10 +3,11 @@
  * Update, a fetched thread, a boost of it), it is stored here, in the same tables as local posts,
  * so every read path — timelines, threads, notifications, search, streaming — serves it as it
  * serves ours. A status is found again by its `uri`; storing one twice stores it once. Its HTML is
- * sanitized with Mastodon's rules, its media are kept as links to the other server, and its
- * arrival is a `status.created` event like any other post (fan-out to local followers, mention
- * notifications, streams). Edits keep their history as local edits do.
+ * sanitized with Mastodon's rules, its media are queued for download (services/media/remote.ts),
+ * and its arrival is a `status.created` event like any other post (fan-out to local followers,
+ * mention notifications, streams). Edits keep their history as local edits do.
  */
+import { isBlurhashValid } from "blurhash";
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { encodeMediaOrder } from "../../db/columns.ts";
@@ -14,11 +15,12 @@ import { idForTime, newId } from "../../db/ids.ts";
 import { kvGet, kvSet } from "../../db/queries/federation_kv.ts";
 import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
-import { FETCH_REMOTE_MEDIA_JOB } from "../media/remote.ts";
+import { enqueueRemoteMediaFetch } from "../media/remote.ts";
 import { addToConversations } from "../conversations/conversations.ts";
 import { keepFirstVersion, snapshot } from "./edit.ts";
 import { countBoost } from "./interactions.ts";
 import { tagStatus, upsertTags } from "./tags.ts";
+import { conversationForUris } from "./threads.ts";
 
 export type Visibility = "public" | "unlisted" | "private" | "direct";
 
@@ -26,9 +28,11 @@ export interface RemoteMedia {
   url: string;
   type: MediaType;
   description: string | null;
+  /** The sender's blurhash, shown until (and unless) the file is kept here. */
   blurhash: string | null;
   width: number | null;
   height: number | null;
+  /** The focal point, x and y in -1..1. */
   focus: { x: number; y: number } | null;
 }
 
@@ -62,6 +66,8 @@ export interface RemoteStatusData {
   published: Date;
   editedAt: Date | null;
   poll: RemotePoll | null;
+  /** How other servers name its thread (`conversation`, then `context`), the preferred first. */
+  conversationUris?: string[];
 }
 
 /** Bounds for what another server may make us store (Mastodon's). */
@@ -71,6 +77,21 @@ const MEDIA_MAX = 16;
 const DESCRIPTION_MAX = 1_500;
 const TAGS_MAX = 50;
 const OPTIONS_MAX = 20;
+/** Blurhash components per axis (Mastodon's bound: more only costs the clients that decode it). */
+const BLURHASH_COMPONENTS_MAX = 5;
+const BASE83 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~";
+
+/** The sender's blurhash when it is one (base 83, its length matching its size) of at most 5×5 components. */
+function acceptedBlurhash(blurhash: string | null): string | null {
+  if (!blurhash || [...blurhash].some((c) => !BASE83.includes(c))) return null;
+  const size = BASE83.indexOf(blurhash[0]!);
+  const components = Math.max((size % 9) + 1, Math.floor(size / 9) + 1);
+  return components <= BLURHASH_COMPONENTS_MAX && isBlurhashValid(blurhash).result ? blurhash : null;
+}
+
+/** The focal point when both coordinates are within -1..1. */
+const acceptedFocus = (focus: RemoteMedia["focus"]) =>
+  focus && [focus.x, focus.y].every((v) => Number.isFinite(v) && Math.abs(v) <= 1) ? focus : null;
 
 /** The columns of a remote poll (options cut to Mastodon's bounds, tallies never negative). */
 function pollColumns(poll: RemotePoll) {
@@ -169,9 +190,9 @@ async function insertMedia(
     thumbnail_file: null,
     remote_url: item.url,
     description: item.description ? cut(item.description, DESCRIPTION_MAX) : null,
-    focus_x: item.focus?.x ?? null,
-    focus_y: item.focus?.y ?? null,
-    blurhash: item.blurhash,
+    focus_x: acceptedFocus(item.focus)?.x ?? null,
+    focus_y: acceptedFocus(item.focus)?.y ?? null,
+    blurhash: acceptedBlurhash(item.blurhash),
     meta: JSON.stringify(
       item.width && item.height
         ? {
@@ -189,10 +210,8 @@ async function insertMedia(
     updated_at: now,
   }));
   if (rows.length) await tx.insertInto("media_attachments").values(rows).execute();
-  // Pictures are kept here once downloaded (services/media/remote.ts); until then the link serves.
-  for (const row of rows)
-    if (row.type === "image")
-      await ctx.jobs.enqueueWith(tx, FETCH_REMOTE_MEDIA_JOB, { mediaId: row.id }, { maxAttempts: 3 });
+  // Media are kept here once downloaded (services/media/remote.ts); until then the media proxy serves them.
+  for (const row of rows) await enqueueRemoteMediaFetch(ctx, tx, row);
   return rows.map((row) => row.id);
 }
 
@@ -262,7 +281,11 @@ async function insertRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStat
           language: data.language,
           in_reply_to_id: parent?.id ?? null,
           in_reply_to_account_id: parent?.account_id ?? null,
-          conversation_id: parent?.conversation_id ?? newId(),
+          // A reply joins its parent's thread; without the parent, the thread its name says.
+          conversation_id:
+            parent?.conversation_id ??
+            (await conversationForUris(tx, ctx.config.baseUrl, data.conversationUris ?? [], now)) ??
+            newId(),
           application_id: null,
           local: false,
           edited_at: data.editedAt?.toISOString() ?? null,

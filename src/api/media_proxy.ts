@@ -3,16 +3,7 @@ import type { Ctx } from "../context.ts";
 import { AuthenticationRequired } from "../errors.ts";
 import { proxiedMediaLocation } from "../services/media/proxy.ts";
 import { currentWebUser } from "../web/session.ts";
-
-/** Fires when the client hangs up before its answer is sent. */
-function hangUpSignal(reply: FastifyReply): AbortSignal {
-  const hangUp = new AbortController();
-  if (reply.raw.destroyed) hangUp.abort();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) hangUp.abort();
-  });
-  return hangUp.signal;
-}
+import { hangUpSignal } from "./hang_up.ts";
 
 /**
  * Mastodon's media proxy: `GET /media_proxy/:id/:style` redirects (302) to the kept copy of

@@ -16,6 +16,7 @@ import {
 import { userOf } from "../auth.ts";
 import { isUploadedFile, toId, toStringParam, type ParamValue } from "../params.ts";
 import { updateRoute } from "../update_route.ts";
+import { hangUpSignal } from "../hang_up.ts";
 
 /** An optional `thumbnail` file part; an empty one (a form with no file chosen) is no thumbnail. */
 async function thumbnailParam(value: ParamValue | undefined): Promise<Buffer | undefined> {
@@ -28,16 +29,6 @@ async function thumbnailParam(value: ParamValue | undefined): Promise<Buffer | u
 }
 
 const processing = (row: MediaAttachmentRow) => row.processing === "queued" || row.processing === "in_progress";
-
-/** Fires when the client hangs up before its answer is sent. */
-function hangUpSignal(reply: FastifyReply): AbortSignal {
-  const hangUp = new AbortController();
-  if (reply.raw.destroyed) hangUp.abort();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) hangUp.abort();
-  });
-  return hangUp.signal;
-}
 
 export default async function mediaRoutes(app: FastifyInstance, ctx: Ctx) {
   const write = app.auth({ scopes: ["write:media"], user: true });

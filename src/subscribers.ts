@@ -58,7 +58,13 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
           await afterBulkWrite(ctx, entries);
         },
       },
-      { name: "notifications", mode: "job", run: ({ statusId }) => notifyOfNewStatus(ctx, statusId) },
+      // Most posts from other servers concern nobody here: no job for them.
+      {
+        name: "notifications",
+        mode: "job",
+        when: (event) => event.notifies !== false,
+        run: ({ statusId }) => notifyOfNewStatus(ctx, statusId),
+      },
       // Other servers hear only of what was published here.
       {
         name: "deliver",

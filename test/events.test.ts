@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import type { AccountRow } from "../src/db/schema.ts";
 import { storeRemoteStatus } from "../src/services/statuses/remote.ts";
 import { createRemoteAccount, createTestServer, createUser, postStatus, type TestServer } from "./kit.ts";
 
@@ -27,7 +28,7 @@ describe("event subscribers' filter", () => {
       .map((job) => job.name)
       .sort();
 
-  test("a local post gets a delivery job; a remote one only its feeds and notifications", async () => {
+  test("a local post gets a delivery job; a remote one its feeds, and notifications only when it mentions someone here", async () => {
     const alice = await createUser(server.ctx, "alice");
     const local = await postStatus(server, alice, { status: "from here" });
     assert.deepEqual(await jobsFor(local.id), [
@@ -36,22 +37,26 @@ describe("event subscribers' filter", () => {
       "status.created:notifications",
     ]);
     const author = await createRemoteAccount(server.ctx, "far", "far.example");
-    const remote = await storeRemoteStatus(server.ctx, author, {
-      uri: "https://far.example/users/far/statuses/1",
-      url: null,
-      content: "<p>from afar</p>",
-      spoilerText: "",
-      sensitive: false,
-      language: null,
-      visibility: "public",
-      parent: null,
-      mentioned: [],
-      tags: [],
-      media: [],
-      published: new Date(),
-      editedAt: null,
-      poll: null,
-    });
-    assert.deepEqual(await jobsFor(remote.id), ["status.created:feeds", "status.created:notifications"]);
+    const remotePost = (n: number, mentioned: AccountRow[]) =>
+      storeRemoteStatus(server.ctx, author, {
+        uri: `https://far.example/users/far/statuses/${n}`,
+        url: null,
+        content: "<p>from afar</p>",
+        spoilerText: "",
+        sensitive: false,
+        language: null,
+        visibility: "public",
+        parent: null,
+        mentioned,
+        tags: [],
+        media: [],
+        published: new Date(),
+        editedAt: null,
+        poll: null,
+      });
+    const aside = await remotePost(1, []);
+    assert.deepEqual(await jobsFor(aside.id), ["status.created:feeds"]);
+    const toAlice = await remotePost(2, [alice.account]);
+    assert.deepEqual(await jobsFor(toAlice.id), ["status.created:feeds", "status.created:notifications"]);
   });
 });

@@ -43,6 +43,12 @@ export interface EventPayloads {
     statusId: string;
     /** Whether it was published here (absent in jobs queued before it was recorded: taken as true). */
     local?: boolean;
+    /**
+     * Whether anyone here may be notified of it: false only when its writer knows that nobody can
+     * (another server's post mentioning nobody here, whose author nobody here asked to be notified
+     * of; a boost of another server's post). Absent: taken as true.
+     */
+    notifies?: boolean;
   };
   /** A status was edited; `addedMentionIds` are the accounts the new version mentions first. */
   "status.updated": { statusId: string; addedMentionIds: string[] };

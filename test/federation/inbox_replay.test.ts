@@ -240,6 +240,27 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
   }
 
   /** `viewer` finds `handle` with search and resolve, as clients do (WebFinger, then the actor). */
+  /** `user` follows `actor` (a request, then the actor's Accept). */
+  async function followRemote(user: TestUser, actor: FakeActor, body: Record<string, unknown> = {}): Promise<string> {
+    const found = await resolve(user, `@${actor.username}@${actor.host}:${fake.port}`);
+    await request(app, "POST", `/api/v1/accounts/${found.id}/follow`, { token: user.token, json: body });
+    let sent: Record<string, unknown> | undefined;
+    await eventually(() => {
+      sent = fake.posted("Follow").find((p) => p.json.actor === user.account.uri && p.json.object === actor.id)?.json;
+      return sent !== undefined;
+    }, "the Follow reaches the fake");
+    const accept = activity("generic_accept_follow", {
+      activityId: `${actor.id}#accepts/${nextId()}`,
+      actor: actor.id,
+      follow: String(sent!.id),
+      follower: user.account.uri,
+      followed: actor.id,
+    });
+    await accepted("/inbox", accept, actor);
+    await eventually(async () => (await relationship(user, found.id)).following, "the follow is accepted");
+    return found.id;
+  }
+
   async function resolve(viewer: TestUser, handle: string): Promise<Account> {
     const res = await request(app, "GET", `/api/v2/search?q=${encodeURIComponent(handle)}&resolve=true&type=accounts`, {
       token: viewer.token,
@@ -873,27 +894,6 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
   });
 
   describe("moves", () => {
-    /** `user` follows `actor` (a request, then the actor's Accept). */
-    async function followRemote(user: TestUser, actor: FakeActor): Promise<string> {
-      const found = await resolve(user, `@${actor.username}@${actor.host}:${fake.port}`);
-      await request(app, "POST", `/api/v1/accounts/${found.id}/follow`, { token: user.token });
-      let sent: Record<string, unknown> | undefined;
-      await eventually(() => {
-        sent = fake.posted("Follow").find((p) => p.json.actor === user.account.uri && p.json.object === actor.id)?.json;
-        return sent !== undefined;
-      }, "the Follow reaches the fake");
-      const accept = activity("generic_accept_follow", {
-        activityId: `${actor.id}#accepts/${nextId()}`,
-        actor: actor.id,
-        follow: String(sent!.id),
-        follower: user.account.uri,
-        followed: actor.id,
-      });
-      await accepted("/inbox", accept, actor);
-      await eventually(async () => (await relationship(user, found.id)).following, "the follow is accepted");
-      return found.id;
-    }
-
     test("a Move to an account that names the old one moves the local followers there", async () => {
       const oldie = await fake.addActor({
         name: "oldie",
@@ -954,6 +954,77 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
       assert.equal((await relationship(erin, stayerId)).following, true);
       const shown = await request(app, "GET", `/api/v1/accounts/${stayerId}`, { token: erin.token });
       assert.equal(shown.json().moved, undefined);
+    });
+  });
+
+  describe("notifications of other servers' posts", () => {
+    /** The job names written for the status `statusId`, recorded from the time this is called. */
+    function jobsWrittenFor(): (statusId: string) => string[] {
+      const written: Array<{ name: string; payload: unknown }> = [];
+      const queue = server.ctx.jobs;
+      const enqueueWith = queue.enqueueWith.bind(queue);
+      queue.enqueueWith = (db, name, payload, options) => {
+        written.push({ name, payload });
+        return enqueueWith(db, name, payload, options);
+      };
+      after(() => {
+        queue.enqueueWith = enqueueWith;
+      });
+      return (statusId) =>
+        written.filter((job) => (job.payload as { statusId?: string }).statusId === statusId).map((job) => job.name);
+    }
+
+    const postBy = (actor: FakeActor, text: string) => {
+      const noteId = `${actor.id}/statuses/${nextId()}`;
+      return {
+        noteId,
+        body: activity("generic_create_note", {
+          activityId: `${noteId}/activity`,
+          actor: actor.id,
+          attributedTo: actor.id,
+          noteId,
+          published: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+          mentioned: gts.id,
+          text,
+        }),
+      };
+    };
+
+    test("a post whose author a local follower rings the bell for notifies that follower; one that concerns nobody here writes no notifications job", async () => {
+      const jobsFor = jobsWrittenFor();
+      const belle = await fake.addActor({
+        name: "belle",
+        software: "mastodon",
+        host: "mastodon.example",
+        username: "belle",
+      });
+      const ringer = await createUser(server.ctx, "ringer");
+      const quiet = await createUser(server.ctx, "quiet");
+      await followRemote(ringer, belle, { notify: true });
+      await followRemote(quiet, belle);
+      const rung = postBy(belle, "the bell rings");
+      await accepted("/inbox", rung.body, belle);
+      const rungId = await stored(rung.noteId);
+      await eventually(async () => {
+        const res = await request(app, "GET", "/api/v1/notifications?types[]=status", { token: ringer.token });
+        return (res.json() as Array<{ status?: { id: string } }>).some((n) => n.status?.id === rungId);
+      }, "ringer's status notification");
+      assert.ok(
+        jobsFor(rungId).some((name) => name.endsWith(":notifications")),
+        jobsFor(rungId).join(", "),
+      );
+
+      // Gargron: followed here (bob), nobody rings the bell, the post mentions nobody here.
+      const plain = postBy(mastodon, "nothing for anyone here");
+      await accepted("/inbox", plain.body, mastodon);
+      const plainId = await stored(plain.noteId);
+      assert.ok(
+        jobsFor(plainId).some((name) => name.endsWith(":feeds")),
+        "it goes to the followers' homes",
+      );
+      assert.ok(!jobsFor(plainId).some((name) => name.endsWith(":notifications")), jobsFor(plainId).join(", "));
+      const quietNotes = await request(app, "GET", "/api/v1/notifications", { token: quiet.token });
+      assert.deepEqual(quietNotes.json(), []);
     });
   });
 

@@ -238,6 +238,25 @@ async function insertMentions(
   return rows.map((row) => row.id);
 }
 
+/**
+ * Whether a remote post of `authorId` mentioning `mentioned` may notify anyone here (what
+ * notifyOfNewStatus looks for): a local account mentioned, or a local follower of the author who
+ * asked to be notified of their posts.
+ */
+async function mayNotify(tx: Kysely<Database>, authorId: string, mentioned: readonly AccountRow[]): Promise<boolean> {
+  if (mentioned.some((account) => account.domain === null)) return true;
+  const bell = await tx
+    .selectFrom("follows")
+    .innerJoin("accounts", "accounts.id", "follows.account_id")
+    .select("follows.id")
+    .where("follows.target_account_id", "=", authorId)
+    .where("follows.notify", "=", true)
+    .where("accounts.domain", "is", null)
+    .limit(1)
+    .executeTakeFirst();
+  return bell !== undefined;
+}
+
 /** Stores a remote post of `author`; a post already stored (same uri) is returned as it is. */
 export async function storeRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStatusData): Promise<StatusRow> {
   // An ID dated by publication may meet one another process made for the same millisecond: a
@@ -320,7 +339,12 @@ async function insertRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStat
           .set((eb) => ({ replies_count: eb("replies_count", "+", 1) }))
           .where("id", "=", parent.id)
           .execute();
-      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: id, local: false });
+      await ctx.dispatcher.emit(tx, {
+        type: "status.created",
+        statusId: id,
+        local: false,
+        notifies: await mayNotify(tx, author.id, data.mentioned),
+      });
       return row;
     });
   } catch (error) {
@@ -450,7 +474,8 @@ export async function storeRemoteReblog(
         .returningAll()
         .executeTakeFirstOrThrow();
       await countBoost(tx, status.id, booster.id, now);
-      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id, local: false });
+      // The boosted post's author is told, when the post is one of ours.
+      await ctx.dispatcher.emit(tx, { type: "status.created", statusId: row.id, local: false, notifies: status.local });
       return row;
     });
   } catch (error) {

@@ -85,7 +85,7 @@ Scenarios (--scenarios, comma-separated; default all):
                signature, POSTed to /inbox with C at a time: accepted/s (202), stored/s (status
                rows, first POST to last row), POST-to-row latency, server CPU
   inbound-ld   the same with a Linked Data signature on each activity too (as Mastodon signs
-               public activities; Fedify verifies it before the HTTP signature)
+               public activities; Rookery checks the HTTP signature and detaches the LD one)
   outbound     one public post by a user with F remote followers on S servers (one shared inbox
                each): time until every inbox has the Create (first post: new connections; second:
                warm), and the requests the sink received

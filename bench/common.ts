@@ -132,6 +132,19 @@ export function assertBenchDatabaseName(name: string): void {
   }
 }
 
+/** Drops the benchmark database of `url` (named rookery_bench…), if it is there. */
+export async function dropPostgresDatabase(url: string): Promise<void> {
+  const name = postgresDatabaseName(url);
+  assertBenchDatabaseName(name);
+  const client = new pg.Client({ connectionString: postgresMaintenanceUrl(url) });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * Drops the benchmark database of `url` (named rookery_bench…) and creates it again, empty or as a
  * copy of `template`, waiting for connections still leaving the template.

@@ -42,6 +42,7 @@ import {
   postgresMaintenanceUrl,
   Progress,
   Random,
+  dropPostgresDatabase,
   recreatePostgresDatabase,
   REPO_ROOT,
   runPool,
@@ -62,6 +63,7 @@ import {
   type SignedPost,
 } from "./fediverse.ts";
 import { makePki, removePki, tlsFront, type Pki } from "../test/federation/pki.ts";
+import { stopChild } from "./server.ts";
 import { postgresCpu, processCpu, replaceMarkedSection, startServer, type Server } from "./server.ts";
 
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/rookery_bench_federation";
@@ -329,16 +331,7 @@ async function startWorker(dir: string, env: Record<string, string>, logFile: st
   return {
     child,
     logFile,
-    async stop() {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        const hard = setTimeout(() => child.kill("SIGKILL"), 30_000);
-        await exited;
-        clearTimeout(hard);
-      }
-      process.off("exit", killOnExit);
-      await new Promise<void>((resolve) => log.end(resolve));
-    },
+    stop: () => stopChild(child, exited, log, killOnExit),
   };
 }
 
@@ -498,18 +491,6 @@ async function freshDatabase(options: Options, engine: Engine): Promise<void> {
   try {
     for (const [setting, value] of options.postgresSettings)
       await client.query(`ALTER DATABASE "${name}" SET ${setting} = '${value}'`);
-  } finally {
-    await client.end();
-  }
-}
-
-async function dropPostgresDatabase(url: string): Promise<void> {
-  const name = postgresDatabaseName(url);
-  assertBenchDatabaseName(name);
-  const client = new pg.Client({ connectionString: postgresMaintenanceUrl(url) });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {
     await client.end();
   }

@@ -6,7 +6,25 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon, { type Result } from "autocannon";
+import type { WriteStream } from "node:fs";
 import { REPO_ROOT } from "./common.ts";
+
+/** Stops a server or worker process: SIGTERM, SIGKILL after 30 s; then closes its log. */
+export async function stopChild(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  log: WriteStream,
+  killOnExit: () => void,
+): Promise<void> {
+  if (child.exitCode === null) {
+    child.kill("SIGTERM");
+    const hard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(hard);
+  }
+  process.off("exit", killOnExit);
+  await new Promise<void>((resolve) => log.end(resolve));
+}
 
 /** One request of a scenario. */
 export interface Request {
@@ -111,16 +129,7 @@ export async function startServer(dir: string, serverEnv: Record<string, string>
     port,
     logFile,
     problems,
-    async stop() {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        const hard = setTimeout(() => child.kill("SIGKILL"), 30_000);
-        await exited;
-        clearTimeout(hard);
-      }
-      process.off("exit", killOnExit);
-      await new Promise<void>((resolve) => log.end(resolve));
-    },
+    stop: () => stopChild(child, exited, log, killOnExit),
   };
 }
 

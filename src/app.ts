@@ -57,6 +57,10 @@ import webSettingsRoutes from "./web/settings.ts";
 import authorizeInteractionRoutes from "./web/authorize_interaction.ts";
 import mediaFileRoutes from "./web/media_files.ts";
 import { notFoundHandler } from "./web/not_found.ts";
+import { registerFormatConstraint } from "./web/negotiation.ts";
+import aboutPageRoutes from "./web/public/about.ts";
+import profilePageRoutes from "./web/public/profile.ts";
+import tagPageRoutes from "./web/public/tags.ts";
 
 export interface AppOptions {
   /** Largest request body accepted outside multipart uploads, in bytes. */
@@ -116,6 +120,9 @@ const ROUTES: RouteModule[] = [
   webSettingsRoutes,
   authorizeInteractionRoutes,
   mediaFileRoutes,
+  profilePageRoutes,
+  tagPageRoutes,
+  aboutPageRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */
@@ -165,6 +172,7 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
   registerCors(app);
   await registerBodyParsing(app);
   registerAuth(app, ctx);
+  registerFormatConstraint(app);
   for (const routes of ROUTES) await routes(app, ctx);
   await federationRoutes(app, ctx);
   return app;

@@ -140,19 +140,21 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
     return reply;
   };
 
-  app.get("/users/:username", (req, reply) => dispatch(req, reply));
+  // Where a page has the same address, browsers get the page (web/public/) and servers this.
+  const activity = { constraints: { format: "activity" } };
+  app.get("/users/:username", activity, (req, reply) => dispatch(req, reply));
   app.get(INSTANCE_ACTOR_PATH, (req, reply) => dispatch(req, reply));
-  app.get("/users/:username/statuses/:id", (req, reply) => dispatch(req, reply));
+  app.get("/users/:username/statuses/:id", activity, (req, reply) => dispatch(req, reply));
   app.get("/users/:username/statuses/:id/replies", (req, reply) => dispatch(req, reply));
   for (const collection of ["outbox", "followers", "following", "collections/featured", "collections/tags"])
     app.get(`/users/:username/${collection}`, (req, reply) => dispatch(req, reply));
   // The pages' URLs (`url` of actors and Notes) answer ActivityPub JSON too, as Mastodon's do:
-  // a link pasted into another server's search resolves. Browsers get the pages.
-  app.get("/@:username", (req, reply) => {
+  // a link pasted into another server's search resolves.
+  app.get("/@:username", activity, (req, reply) => {
     const { username } = req.params as { username: string };
     return dispatch(req, reply, undefined, `/users/${encodeURIComponent(username)}`);
   });
-  app.get("/@:username/:id", (req, reply) => {
+  app.get("/@:username/:id", activity, (req, reply) => {
     const { username, id } = req.params as { username: string; id: string };
     return dispatch(req, reply, undefined, `/users/${encodeURIComponent(username)}/statuses/${encodeURIComponent(id)}`);
   });

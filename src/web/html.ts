@@ -27,7 +27,8 @@ export function html(strings: TemplateStringsArray, ...values: Interpolation[]):
   return new SafeHtml(out);
 }
 
-const STYLE = `
+/** The site's one style sheet, inlined in every page (the CSP allows no external one). */
+export const STYLE = `
 :root{color-scheme:light dark;--bg:#f4f5f7;--fg:#17191f;--card:#fff;--muted:#5d6475;--accent:#5562e8;--danger:#c0392b;--border:#d7dbe3}
 @media (prefers-color-scheme:dark){:root{--bg:#17191f;--fg:#eceff4;--card:#22252d;--muted:#a3aab8;--border:#3a3f4b}}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--fg)}

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
 import { html } from "./html.ts";
 import { renderPage } from "./render.ts";
+import { varyOnAccept } from "./negotiation.ts";
 
 /** Paths only programs read: they answer JSON whatever the Accept header says. */
 const MACHINE_PATHS = /^\/(?:api|oauth\/(?:token|revoke|userinfo)|\.well-known|nodeinfo)(?:[/?]|$)/;
@@ -25,8 +26,7 @@ function acceptsHtml(req: FastifyRequest): boolean {
 export function notFoundHandler(ctx: Ctx) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     // The answer depends on Accept, so caches must keep the two apart.
-    const vary = reply.getHeader("vary");
-    reply.header("Vary", vary ? `${String(vary)}, Accept` : "Accept");
+    varyOnAccept(reply);
     if (!acceptsHtml(req) || MACHINE_PATHS.test(req.url)) return reply.code(404).send({ error: "Not Found" });
     return renderPage(ctx, reply, {
       title: "Page not found",

@@ -144,6 +144,8 @@ describe("collections and objects of local actors", () => {
     );
     assert.ok(question.json!.endTime);
     const html = await request(server.app, "GET", pathOf(open.uri), { headers: { accept: "text/html" } });
-    assert.equal(html.statusCode, 404, "browsers get the pages (not yet built)");
+    assert.equal(html.statusCode, 301, "browsers are sent to the post's page");
+    assert.equal(html.headers.location, new URL(open.url!).pathname);
+    assert.match(String(html.headers.vary), /Accept/);
   });
 });

@@ -174,12 +174,15 @@ describe("WebFinger, host-meta and actors", () => {
     assert.match(fields[0]!.value, /href="https:\/\/bob\.example\/"/);
   });
 
-  test("an unknown user, another case of the username, or a browser asking for HTML is 404", async () => {
+  test("an unknown user or another case of the username is 404; a browser is sent to the profile page", async () => {
     assert.equal((await actor("/users/nobody")).statusCode, 404);
     assert.equal((await actor("/users/alice")).statusCode, 404, "an actor id is compared byte for byte");
     const html = await actor("/users/Alice", "text/html");
-    assert.equal(html.statusCode, 404);
-    assert.match(String(html.headers["content-type"]), /^text\/html/);
+    assert.equal(html.statusCode, 301);
+    assert.equal(html.headers.location, "/@Alice");
+    const missing = await actor("/users/nobody", "text/html");
+    assert.equal(missing.statusCode, 404);
+    assert.match(String(missing.headers["content-type"]), /^text\/html/);
   });
 
   test("a suspended account's actor says so and shows no profile", async () => {

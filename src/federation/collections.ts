@@ -5,7 +5,7 @@
  * public posts, whole) and featured tags (hashtags, whole). Pages are cut by ID (`?cursor=` is the
  * last ID of the page before), and each page costs a fixed number of queries.
  */
-import type { Federation } from "@fedify/fedify";
+import type { Context, Federation } from "@fedify/fedify";
 import { Hashtag, type Activity, type Note, type Question } from "@fedify/vocab";
 import type { Ctx } from "../context.ts";
 import type { AccountRow } from "../db/schema.ts";
@@ -16,6 +16,7 @@ import { statusLinksOf } from "../services/statuses/audience.ts";
 import { featuredTags } from "../services/tags/tags.ts";
 import { accountStatuses } from "../services/timelines/account.ts";
 import { announceOf, createOf, noteOf } from "./notes.ts";
+import { hiddenFromRequester, mayFetch } from "./requester.ts";
 
 const OUTBOX_PAGE = 20;
 const ALL = { onlyMedia: false, excludeReplies: false, excludeReblogs: false, pinned: false };
@@ -53,11 +54,12 @@ async function activitiesOf(ctx: Ctx, statusIds: readonly string[]): Promise<Act
 }
 
 export function registerCollections(ctx: Ctx, federation: Federation<void>): void {
+  const authorized = mayFetch(ctx);
   federation
-    .setOutboxDispatcher("/users/{identifier}/outbox", async (_fedCtx, identifier, cursor) => {
+    .setOutboxDispatcher("/users/{identifier}/outbox", async (fedCtx, identifier, cursor) => {
       const owner = await ownerOf(ctx, identifier);
       if (!owner) return null;
-      if (cursor === null) return { items: [] };
+      if (cursor === null || (await hiddenFromRequester(ctx, fedCtx, owner.id))) return { items: [] };
       const rows = await accountStatuses(ctx, owner, undefined, ALL, { limit: OUTBOX_PAGE, maxId: cursorOf(cursor) });
       return {
         items: await activitiesOf(
@@ -69,13 +71,15 @@ export function registerCollections(ctx: Ctx, federation: Federation<void>): voi
     })
     .setCounter(async (_fedCtx, identifier) => (await ownerOf(ctx, identifier))?.statuses_count ?? null)
     // No first page for nobody: the dispatcher then answers, and answers 404.
-    .setFirstCursor(async (_fedCtx, identifier) => ((await ownerOf(ctx, identifier)) ? "" : null));
+    .setFirstCursor(async (_fedCtx, identifier) => ((await ownerOf(ctx, identifier)) ? "" : null))
+    .authorize(authorized);
 
   for (const which of ["followers", "following"] as const) {
-    const dispatcher = async (_fedCtx: unknown, identifier: string, cursor: string | null) => {
+    const dispatcher = async (fedCtx: Context<void>, identifier: string, cursor: string | null) => {
       const owner = await ownerOf(ctx, identifier);
       if (!owner) return null;
-      if (cursor === null || owner.hide_collections) return { items: [] };
+      if (cursor === null || owner.hide_collections || (await hiddenFromRequester(ctx, fedCtx, owner.id)))
+        return { items: [] };
       const page = await followCollection(ctx, owner, which, undefined, {
         limit: FOLLOWS_PAGE,
         maxId: cursorOf(cursor),
@@ -102,45 +106,53 @@ export function registerCollections(ctx: Ctx, federation: Federation<void>): voi
           return page && { ...page, items: page.items.map((id) => ({ id, inboxId: null })) };
         })
         .setCounter(counter)
-        .setFirstCursor(firstCursor);
+        .setFirstCursor(firstCursor)
+        .authorize(authorized);
     else
       federation
         .setFollowingDispatcher("/users/{identifier}/following", dispatcher)
         .setCounter(counter)
-        .setFirstCursor(firstCursor);
+        .setFirstCursor(firstCursor)
+        .authorize(authorized);
   }
 
-  federation.setFeaturedDispatcher("/users/{identifier}/collections/featured", async (_fedCtx, identifier) => {
-    const owner = await ownerOf(ctx, identifier);
-    if (!owner) return null;
-    const rows = await accountStatuses(
-      ctx,
-      owner,
-      undefined,
-      { ...ALL, pinned: true, excludeReblogs: true },
-      { limit: 20 },
-    );
-    const links = await statusLinksOf(
-      ctx,
-      rows.map((r) => r.id),
-    );
-    const entities = new Map((await serializeStatuses(ctx, rows)).map((e) => [e.id, e]));
-    const notes: Array<Note | Question> = [];
-    for (const link of links) {
-      const entity = entities.get(link.status.id);
-      if (entity) notes.push(noteOf(link, entity));
-    }
-    return { items: notes };
-  });
+  federation
+    .setFeaturedDispatcher("/users/{identifier}/collections/featured", async (fedCtx, identifier) => {
+      const owner = await ownerOf(ctx, identifier);
+      if (!owner) return null;
+      if (await hiddenFromRequester(ctx, fedCtx, owner.id)) return { items: [] };
+      const rows = await accountStatuses(
+        ctx,
+        owner,
+        undefined,
+        { ...ALL, pinned: true, excludeReblogs: true },
+        { limit: 20 },
+      );
+      const links = await statusLinksOf(
+        ctx,
+        rows.map((r) => r.id),
+      );
+      const entities = new Map((await serializeStatuses(ctx, rows)).map((e) => [e.id, e]));
+      const notes: Array<Note | Question> = [];
+      for (const link of links) {
+        const entity = entities.get(link.status.id);
+        if (entity) notes.push(noteOf(link, entity));
+      }
+      return { items: notes };
+    })
+    .authorize(authorized);
 
-  federation.setFeaturedTagsDispatcher("/users/{identifier}/collections/tags", async (_fedCtx, identifier) => {
-    const owner = await ownerOf(ctx, identifier);
-    if (!owner) return null;
-    const tags = await featuredTags(ctx, owner);
-    return {
-      items: tags.map(
-        ({ tag }) => new Hashtag({ href: new URL(`${ctx.config.baseUrl}/tags/${tag.name}`), name: `#${tag.name}` }),
-      ),
-    };
-  });
+  federation
+    .setFeaturedTagsDispatcher("/users/{identifier}/collections/tags", async (fedCtx, identifier) => {
+      const owner = await ownerOf(ctx, identifier);
+      if (!owner) return null;
+      if (await hiddenFromRequester(ctx, fedCtx, owner.id)) return { items: [] };
+      const tags = await featuredTags(ctx, owner);
+      return {
+        items: tags.map(
+          ({ tag }) => new Hashtag({ href: new URL(`${ctx.config.baseUrl}/tags/${tag.name}`), name: `#${tag.name}` }),
+        ),
+      };
+    })
+    .authorize(authorized);
 }

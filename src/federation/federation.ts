@@ -16,7 +16,6 @@ import { noteOf } from "./notes.ts";
 import { dropGoneFollower } from "../services/accounts/follow.ts";
 import { ed25519KeysOf } from "../services/accounts/keys.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
-import { accountByUri } from "../services/accounts/remote.ts";
 import { userAgent } from "../services/http/outbound.ts";
 import { ed25519PairOf, keyPairOf, localActor } from "./actors.ts";
 import { registerInbox } from "./inbox/inbox.ts";
@@ -27,6 +26,7 @@ import { DatabaseKvStore } from "./kv.ts";
 import { routeFedifyLogs } from "./logging.ts";
 import { FIRST_KNOCK, loaders } from "./loaders.ts";
 import { JobMessageQueue } from "./queue.ts";
+import { hiddenFromRequester, mayFetch, requesterOf } from "./requester.ts";
 
 /** The path of a local account's actor (its `uri`); the identifier is the username. */
 export const ACTOR_PATH = "/users/{identifier}";
@@ -104,6 +104,8 @@ export function buildFederation(ctx: Ctx): Federation<void> {
       return localActor(ctx, fedCtx, row);
     })
     .mapActorAlias(INSTANCE_ACTOR_PATH, INSTANCE_ACTOR)
+    // Secure mode: the instance actor stays public, or no server could verify its signed fetches.
+    .authorize((fedCtx, identifier) => identifier === INSTANCE_ACTOR || mayFetch(ctx)(fedCtx))
     .setKeyPairsDispatcher(async (_fedCtx, identifier) => {
       if (identifier === INSTANCE_ACTOR) return [await instanceKeyPair(kv)];
       const row = await findLocalAccount(ctx, identifier);
@@ -112,17 +114,16 @@ export function buildFederation(ctx: Ctx): Federation<void> {
       // RSA first (it is `#main-key`, what HTTP signatures use); Ed25519 for object integrity proofs.
       return [rsa, await ed25519PairOf(await ed25519KeysOf(ctx, row.id))];
     });
-  federation.setObjectDispatcher(Note, STATUS_PATH, async (fedCtx, { identifier, id }) => {
-    // A followers-only or direct post goes only to a signed fetch by an account that may see it.
-    const signer = async () => {
-      const documentLoader = await fedCtx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
-      const owner = await fedCtx.getSignedKeyOwner({ documentLoader }).catch(() => null);
-      return owner?.id ? (await accountByUri(ctx, owner.id.href))?.id : undefined;
-    };
-    const links = await fetchableStatus(ctx, identifier, id, signer);
-    if (!links || links.author.suspended_at) return null;
-    return noteOf(links, await serializeStatus(ctx, links.status));
-  });
+  federation
+    .setObjectDispatcher(Note, STATUS_PATH, async (fedCtx, { identifier, id }) => {
+      // A followers-only or direct post goes only to a signed fetch by an account that may see it.
+      const signer = async () => (await requesterOf(ctx, fedCtx))?.accountId;
+      const links = await fetchableStatus(ctx, identifier, id, signer);
+      if (!links || links.author.suspended_at) return null;
+      if (await hiddenFromRequester(ctx, fedCtx, links.author.id)) return null;
+      return noteOf(links, await serializeStatus(ctx, links.status));
+    })
+    .authorize(mayFetch(ctx));
   registerCollections(ctx, federation);
   registerReplies(ctx, federation);
   registerInbox(ctx, federation, { inbox: INBOX_PATH, sharedInbox: SHARED_INBOX_PATH });

@@ -13,6 +13,7 @@ export { FETCH_REPLIES_JOB } from "../services/statuses/remote.ts";
 import { fetchableStatus } from "../services/statuses/audience.ts";
 import { fetchPost, isPost } from "./note_rows.ts";
 import { Resolver } from "./resolver.ts";
+import { hiddenFromRequester, mayFetch } from "./requester.ts";
 
 export const REPLIES_PATH = "/users/{identifier}/statuses/{id}/replies";
 const PAGE = 20;
@@ -21,9 +22,9 @@ const FETCH_MAX = 40;
 
 export function registerReplies(ctx: Ctx, federation: Federation<void>): void {
   federation
-    .setCollectionDispatcher("replies", Note, REPLIES_PATH, async (_fedCtx, values, cursor) => {
+    .setCollectionDispatcher("replies", Note, REPLIES_PATH, async (fedCtx, values, cursor) => {
       const links = await fetchableStatus(ctx, values.identifier, values.id, async () => undefined);
-      if (!links) return null;
+      if (!links || (await hiddenFromRequester(ctx, fedCtx, links.author.id))) return null;
       if (cursor === null) return { items: [] };
       const replies = await publicRepliesOf(ctx, links.status.id, {
         limit: PAGE,
@@ -36,7 +37,8 @@ export function registerReplies(ctx: Ctx, federation: Federation<void>): void {
     })
     .setFirstCursor(async (_fedCtx, values) =>
       (await fetchableStatus(ctx, values.identifier, values.id, async () => undefined)) ? "" : null,
-    );
+    )
+    .authorize(mayFetch(ctx));
 }
 
 /** Reads the replies collection of the remote post `statusId` and stores the replies not known here. */

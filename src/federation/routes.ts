@@ -16,6 +16,7 @@ import { accountByUri } from "../services/accounts/remote.ts";
 import { blockFor } from "../services/admin/domain_blocks.ts";
 import { acceptActivity } from "./inbox/accept.ts";
 import { INSTANCE_ACTOR_PATH } from "./instance_actor.ts";
+import { routedAs, unauthorizedFetch } from "./requester.ts";
 import { MemoryKeyCache } from "./key_cache.ts";
 import { DatabaseKvStore } from "./kv.ts";
 
@@ -130,10 +131,14 @@ export default async function federationRoutes(app: FastifyInstance, ctx: Ctx) {
   const notFound = new Response(null, { status: 404 });
 
   const dispatch = async (req: FastifyRequest, reply: FastifyReply, body?: Buffer, path?: string) => {
-    const response = await ctx.federation.fetch(toRequest(req, base, body, path), {
+    const request = path
+      ? routedAs(toRequest(req, base, body, path), toRequest(req, base, body))
+      : toRequest(req, base, body);
+    const response = await ctx.federation.fetch(request, {
       contextData: undefined,
       onNotFound: () => notFound,
       onNotAcceptable: () => notFound,
+      onUnauthorized: unauthorizedFetch,
     });
     if (response === notFound) return reply.callNotFound();
     await send(reply, response);

@@ -30,8 +30,14 @@ export interface Peers {
   close(): Promise<void>;
 }
 
-/** Starts one server per host name (e.g. `a.test`, `b.test`), all trusting one another's TLS. */
-export async function startPeers(hosts: string[], env: Record<string, string> = {}): Promise<Peers> {
+/**
+ * Starts one server per host name (e.g. `a.test`, `b.test`), all trusting one another's TLS;
+ * `env` adds configuration to every server, or to each by its host name.
+ */
+export async function startPeers(
+  hosts: string[],
+  env: Record<string, string> | ((host: string) => Record<string, string>) = {},
+): Promise<Peers> {
   const pki = makePki(hosts);
   tls.setDefaultCACertificates([...tls.getCACertificates("default"), pki.caPem]);
   const ports = new Map<string, number>();
@@ -46,7 +52,7 @@ export async function startPeers(hosts: string[], env: Record<string, string> = 
         LOCAL_HTTPS: "true",
         ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1/32",
         OUTBOUND_HOSTS: outbound,
-        ...env,
+        ...(typeof env === "function" ? env(host) : env),
       },
     });
     await server.app.listen({ port: 0, host: "127.0.0.1" });

@@ -31,6 +31,7 @@ import { accountKeys } from "./migrations/0032_account_keys.ts";
 import { jobClaimIndex } from "./migrations/0033_job_claim_index.ts";
 import { conversationUris } from "./migrations/0034_conversation_uris.ts";
 import { remoteMedia } from "./migrations/0035_remote_media.ts";
+import { domainAllows } from "./migrations/0036_domain_allows.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -67,6 +68,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   jobClaimIndex,
   conversationUris,
   remoteMedia,
+  domainAllows,
 ];
 
 /**

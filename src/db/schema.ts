@@ -469,6 +469,14 @@ export interface DomainBlocksTable {
   updated_at: Timestamp;
 }
 
+export interface DomainAllowsTable {
+  id: string;
+  /** Lowercase, ASCII (punycode), without a port; matched exactly. */
+  domain: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export type ReportCategory = "spam" | "legal" | "violation" | "other";
 
 /** A report of an account to the moderators. */
@@ -948,6 +956,7 @@ export interface Database {
   custom_filter_statuses: CustomFilterStatusesTable;
   reports: ReportsTable;
   domain_blocks: DomainBlocksTable;
+  domain_allows: DomainAllowsTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
   federation_kv: FederationKvTable;
@@ -989,6 +998,7 @@ export type NotificationRequestRow = Selectable<NotificationRequestsTable>;
 export type CustomFilterRow = Selectable<CustomFiltersTable>;
 export type ReportRow = Selectable<ReportsTable>;
 export type DomainBlockRow = Selectable<DomainBlocksTable>;
+export type DomainAllowRow = Selectable<DomainAllowsTable>;
 export type WebPushSubscriptionRow = Selectable<WebPushSubscriptionsTable>;
 export type AnnouncementRow = Selectable<AnnouncementsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;

@@ -1,13 +1,15 @@
 /**
  * Who asks for an ActivityPub document, and whether they may have it: Mastodon's secure mode.
  * With `AUTHORIZED_FETCH=true` (implied by limited federation mode) every ActivityPub GET but the
- * instance actor's needs an HTTP signature by an actor whose server is not suspended here; what
+ * instance actor's needs an HTTP signature by an actor whose server is not suspended here (and,
+ * in limited federation mode, is on the allow-list); what
  * the signer sees then follows the owner's blocks (a blocked account or server gets empty
  * collections and no posts). Without it documents are public, as Mastodon serves them.
  */
 import { getKeyOwner, verifyRequest, type Context, type RequestContext } from "@fedify/fedify";
 import type { Ctx } from "../context.ts";
 import { blockFor } from "../services/admin/domain_blocks.ts";
+import { isAllowedDomain } from "../services/admin/domain_allows.ts";
 import { accountByUri } from "../services/accounts/remote.ts";
 import { blocksRequester } from "../services/visibility/requesters.ts";
 import { INSTANCE_ACTOR } from "./instance_actor.ts";
@@ -66,6 +68,7 @@ export async function fetchRefusal(ctx: Ctx, fedCtx: RequestContext<void>): Prom
   if (!requester) return "The request's signature could not be verified";
   const block = await blockFor(ctx.db.kysely, requester.host);
   if (block?.severity === "suspend") return "The signer's domain is blocked";
+  if (!(await isAllowedDomain(ctx, requester.host))) return "The signer's domain is not allowed";
   return undefined;
 }
 

@@ -12,6 +12,7 @@ import type { Ctx, RemoteResolver } from "../context.ts";
 import type { AccountRow, StatusRow } from "../db/schema.ts";
 import { findLocalAccount } from "../services/accounts/lookup.ts";
 import { blockFor } from "../services/admin/domain_blocks.ts";
+import { isAllowedDomain } from "../services/admin/domain_allows.ts";
 import { accountByUri, accountByUrl, DomainSuspended, storeRemoteAccount } from "../services/accounts/remote.ts";
 import { statusByUri, statusByUrl } from "../services/statuses/remote.ts";
 import { ValidationFailed } from "../errors.ts";
@@ -57,10 +58,17 @@ export class Resolver implements RemoteResolver {
     return domain === localDomain.toLowerCase() || domain === webDomain.toLowerCase();
   }
 
+  /** Servers this one does not talk to: suspended ones, and in limited federation mode those not allowed. */
+  async #refuses(host: string): Promise<boolean> {
+    if ((await blockFor(this.#ctx.db.kysely, host))?.severity === "suspend") return true;
+    return !(await isAllowedDomain(this.#ctx, host));
+  }
+
   async account(query: string): Promise<AccountRow | undefined> {
     const handle = parseHandle(query);
     if (handle) {
       if (this.#isLocal(handle.domain)) return findLocalAccount(this.#ctx, handle.username);
+      if (await this.#refuses(handle.domain)) return undefined;
       const finger = await this.finger(`acct:${handle.username}@${handle.domain}`, handle.domain);
       return finger ? this.accountByUri(finger.actorUri) : undefined;
     }
@@ -71,6 +79,7 @@ export class Resolver implements RemoteResolver {
   async url(raw: string): Promise<{ account: AccountRow } | { status: StatusRow } | undefined> {
     const url = URL.parse(raw.trim());
     if (!url || !/^https?:$/.test(url.protocol) || this.#isLocal(url.host.toLowerCase())) return undefined;
+    if (await this.#refuses(url.host)) return undefined;
     const known = (await accountByUri(this.#ctx, url.href)) ?? (await accountByUrl(this.#ctx, url.href));
     if (known) return { account: known };
     const stored = (await statusByUri(this.#ctx, url.href)) ?? (await statusByUrl(this.#ctx, url.href));
@@ -107,8 +116,8 @@ export class Resolver implements RemoteResolver {
       return undefined;
     }
     if (this.#isLocal(url.host.toLowerCase())) return undefined;
-    // A suspended domain is not even asked.
-    if ((await blockFor(this.#ctx.db.kysely, url.hostname))?.severity === "suspend") return undefined;
+    // A suspended (or, in limited federation mode, not allowed) domain is not even asked.
+    if (await this.#refuses(url.host)) return undefined;
     const actor = await this.fetchActor(url);
     return actor ? this.storeActor(actor) : undefined;
   }
@@ -120,6 +129,7 @@ export class Resolver implements RemoteResolver {
 
   /** Fetches any object, signed by the instance actor (throws when it cannot). */
   async fetchObject(url: URL): Promise<unknown> {
+    if (await this.#refuses(url.host)) throw new Error(`${url.host} does not federate with this server`);
     const fedCtx = this.context();
     const documentLoader = await fedCtx.getDocumentLoader({ identifier: INSTANCE_ACTOR });
     return fedCtx.lookupObject(url.href, { documentLoader });

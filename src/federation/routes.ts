@@ -14,6 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../context.ts";
 import { accountByUri } from "../services/accounts/remote.ts";
 import { blockFor } from "../services/admin/domain_blocks.ts";
+import { isAllowedDomain } from "../services/admin/domain_allows.ts";
 import { acceptActivity } from "./inbox/accept.ts";
 import { INSTANCE_ACTOR_PATH } from "./instance_actor.ts";
 import { routedAs, unauthorizedFetch } from "./requester.ts";
@@ -121,6 +122,7 @@ async function refusal(
   if (!host) return { status: 401, error: "Request not signed" };
   const block = await blockFor(ctx.db.kysely, host);
   if (block?.severity === "suspend") return { status: 401, error: "The signer's domain is blocked" };
+  if (!(await isAllowedDomain(ctx, host))) return { status: 401, error: "The signer's domain is not allowed" };
   const actor = actorHost(json);
   if (actor && actor !== host) return { status: 401, error: "The signing key is not on the actor's server" };
   return undefined;

@@ -1,5 +1,6 @@
 import type { Ctx } from "../context.ts";
 import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
+import { purgeUnallowedDomain, UNALLOWED_PURGE_JOB } from "../services/admin/domain_allows.ts";
 import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/purge.ts";
 import { MOVE_FOLLOWERS_JOB, moveFollowers } from "../services/accounts/move.ts";
 import {
@@ -106,6 +107,10 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register(PURGE_JOB, async (payload) => {
     const { domain } = payload as { domain: string };
     if (await purgeSuspendedDomain(ctx, domain)) await ctx.jobs.enqueue(PURGE_JOB, { domain });
+  });
+  ctx.jobs.register(UNALLOWED_PURGE_JOB, async (payload) => {
+    const { domain } = payload as { domain: string };
+    if (await purgeUnallowedDomain(ctx, domain)) await ctx.jobs.enqueue(UNALLOWED_PURGE_JOB, { domain });
   });
   ctx.jobs.register(STATISTICS_JOB, async () => {
     const analyzed = await refreshPlannerStatistics(ctx.db);

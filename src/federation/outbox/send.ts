@@ -8,6 +8,7 @@ import type { Activity, Recipient } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { suspendedAmong } from "../../services/admin/domain_blocks.ts";
+import { unallowedAmong } from "../../services/admin/domain_allows.ts";
 import { INSTANCE_ACTOR } from "../instance_actor.ts";
 import { carriesMastodonTerms } from "../mastodon_terms.ts";
 
@@ -54,7 +55,10 @@ export async function send(
     ...(account.shared_inbox_url ? [new URL(account.shared_inbox_url).hostname] : []),
   ];
   const suspended = await suspendedAmong(ctx.db.kysely, remote.flatMap(hosts));
-  const allowed = remote.filter((account) => !hosts(account).some((host) => suspended.has(host.replace(/:\d+$/, ""))));
+  // In limited federation mode, only to allowed servers.
+  const unallowed = await unallowedAmong(ctx, remote.flatMap(hosts));
+  const refused = (host: string) => suspended.has(host.replace(/:\d+$/, "")) || unallowed.has(host);
+  const allowed = remote.filter((account) => !hosts(account).some(refused));
   if (allowed.length === 0) return;
   const identifier = sender === "instance" ? INSTANCE_ACTOR : sender.username;
   await fedContext(ctx).sendActivity({ identifier }, allowed.map(recipientOf), activity, {

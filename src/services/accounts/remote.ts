@@ -12,6 +12,7 @@ import type { AccountRow, Database } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
 import { blockFor } from "../admin/domain_blocks.ts";
+import { isAllowedDomain } from "../admin/domain_allows.ts";
 import { enqueueProfileImageFetch, profileImagesToFetch } from "../media/remote_profiles.ts";
 
 /** What an actor says of itself, already read from its document. */
@@ -102,6 +103,7 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
     throw new ValidationFailed("Username is invalid");
   const block = await blockFor(ctx.db.kysely, domain);
   if (block?.severity === "suspend") throw new DomainSuspended(`${domain} is suspended`);
+  if (!(await isAllowedDomain(ctx, domain))) throw new DomainSuspended(`${domain} is not allowed to federate`);
   const now = new Date().toISOString();
   const columns = { ...columnsOf(data), fetched_at: now, updated_at: now };
   // Its avatar and header are downloaded by a job when new, changed or not kept (services/media/remote_profiles.ts).

@@ -59,6 +59,7 @@ import mediaFileRoutes from "./web/media_files.ts";
 import { notFoundHandler } from "./web/not_found.ts";
 import { registerFormatConstraint } from "./web/negotiation.ts";
 import aboutPageRoutes from "./web/public/about.ts";
+import movingRoutes from "./web/moving.ts";
 import profilePageRoutes from "./web/public/profile.ts";
 import tagPageRoutes from "./web/public/tags.ts";
 
@@ -123,6 +124,7 @@ const ROUTES: RouteModule[] = [
   profilePageRoutes,
   tagPageRoutes,
   aboutPageRoutes,
+  movingRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */

@@ -47,4 +47,9 @@ export interface RemoteResolver {
    * stored (Mastodon's ResolveURLService); undefined when it is neither or cannot be fetched.
    */
   url(url: string): Promise<{ account: AccountRow } | { status: StatusRow } | undefined>;
+  /**
+   * The aliases (`alsoKnownAs`) the actor `uri` of another server names now, read from its
+   * server; undefined when it cannot be read.
+   */
+  currentAliases(uri: string): Promise<string[] | undefined>;
 }

@@ -6,7 +6,7 @@
  */
 import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
-import { deliverProfile } from "./federation/outbox/accounts.ts";
+import { deliverMove, deliverProfile } from "./federation/outbox/accounts.ts";
 import { deliverVote } from "./federation/outbox/polls.ts";
 import { deliverReport } from "./federation/outbox/reports.ts";
 import { acceptFollow, sendBlock, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
@@ -114,6 +114,10 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
     "poll.voted": [{ name: "deliver", mode: "job", run: (event) => deliverVote(ctx, event) }],
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
     "account.updated": [{ name: "deliver", mode: "job", run: (event) => deliverProfile(ctx, event) }],
+    // Remote followers hear of a local account's move (local followers are moved by its own job).
+    "account.moved": [
+      { name: "deliver", mode: "job", when: (event) => event.local, run: (event) => deliverMove(ctx, event) },
+    ],
     "account.registered": [{ name: "notifications", mode: "job", run: (event) => notifyStaffOfSignUp(ctx, event) }],
     "report.created": [
       { name: "notifications", mode: "job", run: (event) => notifyStaffOfReport(ctx, event) },

@@ -3,6 +3,7 @@
  * these columns goes through here, so a change of encoding is one edit.
  */
 import type {
+  AccountRow,
   PollRow,
   ScheduledParams,
   ScheduledStatusRow,
@@ -12,6 +13,16 @@ import type {
   UserSettings,
   WebPushSubscriptionRow,
 } from "./schema.ts";
+
+/** A local account's aliases (actor ids of its accounts elsewhere); empty when it has none. */
+export function accountAliases(row: Pick<AccountRow, "also_known_as">): string[] {
+  return row.also_known_as ? (JSON.parse(row.also_known_as) as string[]) : [];
+}
+
+/** Encodes aliases for `also_known_as` (null when there are none). */
+export function encodeAccountAliases(uris: readonly string[]): string | null {
+  return uris.length ? JSON.stringify(uris) : null;
+}
 
 /** The poll's option titles, in order. */
 export function pollOptions(row: Pick<PollRow, "options">): string[] {

@@ -32,6 +32,7 @@ import { jobClaimIndex } from "./migrations/0033_job_claim_index.ts";
 import { conversationUris } from "./migrations/0034_conversation_uris.ts";
 import { remoteMedia } from "./migrations/0035_remote_media.ts";
 import { domainAllows } from "./migrations/0036_domain_allows.ts";
+import { accountAliases } from "./migrations/0037_account_aliases.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -69,6 +70,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   conversationUris,
   remoteMedia,
   domainAllows,
+  accountAliases,
 ];
 
 /**

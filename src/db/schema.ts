@@ -89,6 +89,8 @@ export interface AccountsTable {
   suspended_at: Timestamp | null;
   silenced_at: Timestamp | null;
   moved_to_account_id: string | null;
+  /** Local accounts: JSON array of the actor ids of its other accounts (`alsoKnownAs`); see db/columns.ts. */
+  also_known_as: string | null;
   followers_count: Counter;
   following_count: Counter;
   statuses_count: Counter;

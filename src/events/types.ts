@@ -83,6 +83,8 @@ export interface EventPayloads {
   "poll.ended": { pollId: string };
   /** A local account's profile changed (its name, bio, fields, pictures, flags, or a suspension): other servers refresh it. */
   "account.updated": { accountId: string };
+  /** An account moved to `targetId` (Move); `local`: the account that moved is this server's. */
+  "account.moved": { accountId: string; targetId: string; local: boolean };
   /** A local user signed up through the API. */
   "account.registered": { accountId: string };
   "report.created": { reportId: string };

@@ -19,6 +19,7 @@ import {
   type Multikey,
 } from "@fedify/vocab";
 import { Temporal } from "@js-temporal/polyfill";
+import { accountAliases } from "../db/columns.ts";
 import type { AccountRow } from "../db/schema.ts";
 import { mediaTypeOfName } from "../media/types.ts";
 import type { Ctx } from "../context.ts";
@@ -85,6 +86,9 @@ export function actorOf({ row, entity, publicKey, assertionMethods = [], sharedI
     indexable: entity.indexable,
     memorial: entity.memorial === true,
     suspended,
+    // Where it moved, and its accounts elsewhere (a Move to it is accepted only from those).
+    successor: !suspended && entity.moved ? new URL(entity.moved.uri) : null,
+    aliases: accountAliases(row).map((uri) => new URL(uri)),
     published: Temporal.Instant.from(new Date(row.created_at).toISOString()),
     // Only pictures the user chose: the default ones are the API's, not the actor's.
     icon: suspended || !row.avatar_file ? null : image(entity.avatar, entity.avatar_description),

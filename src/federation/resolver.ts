@@ -122,6 +122,13 @@ export class Resolver implements RemoteResolver {
     return actor ? this.storeActor(actor) : undefined;
   }
 
+  async currentAliases(uri: string): Promise<string[] | undefined> {
+    const url = URL.parse(uri);
+    if (!url || this.#isLocal(url.host.toLowerCase())) return undefined;
+    const actor = await this.fetchActor(url);
+    return actor?.aliasIds.map((alias) => alias.href);
+  }
+
   /** The account of actor `uri` if this server knows it (no fetch). */
   async knownAccount(uri: string): Promise<AccountRow | undefined> {
     return accountByUri(this.#ctx, uri);

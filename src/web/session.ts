@@ -51,6 +51,13 @@ export async function currentWebUser(ctx: Ctx, req: FastifyRequest): Promise<Web
   return findWebSession(ctx, value);
 }
 
+/** The signed-in user, or a redirect to the sign-in page that comes back here. */
+export async function requireSession(ctx: Ctx, req: FastifyRequest, reply: FastifyReply): Promise<WebUser | undefined> {
+  const session = await currentWebUser(ctx, req);
+  if (!session) await reply.redirect(`/auth/sign_in?return_to=${encodeURIComponent(req.url.split("?")[0])}`, 303);
+  return session;
+}
+
 /** Starts a browser session for `user` (a new session id each time, against fixation). */
 export async function startWebSession(
   ctx: Ctx,

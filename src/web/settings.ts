@@ -8,14 +8,7 @@ import { authorizedApplications, revokeAuthorization } from "../services/auth/au
 import { paragraphsHtml } from "../entities/instance.ts";
 import { hiddenFields, html, SafeHtml } from "./html.ts";
 import { renderPage } from "./render.ts";
-import { csrfToken, csrfValid, currentWebUser, type WebUser } from "./session.ts";
-
-/** The signed-in user, or a redirect to the sign-in page that comes back here. */
-async function requireSession(ctx: Ctx, req: FastifyRequest, reply: FastifyReply): Promise<WebUser | undefined> {
-  const session = await currentWebUser(ctx, req);
-  if (!session) await reply.redirect(`/auth/sign_in?return_to=${encodeURIComponent(req.url.split("?")[0])}`, 303);
-  return session;
-}
+import { csrfToken, csrfValid, currentWebUser, requireSession } from "./session.ts";
 
 function passwordForm(token: string) {
   return html`<form method="post" action="/settings/password">${hiddenFields({ authenticity_token: token })}
@@ -50,7 +43,7 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     return renderPage(ctx, reply, {
       title: "Your account",
       body: html`${pending}<p>Signed in as <strong>@${account.username}@${ctx.config.localDomain}</strong> (${user.email}).</p>
-<nav><a href="/settings/password">Change password</a><a href="/oauth/authorized_applications">Authorized apps</a></nav>
+<nav><a href="/settings/password">Change password</a><a href="/oauth/authorized_applications">Authorized apps</a><a href="/settings/aliases">Account aliases</a><a href="/settings/migration">Move to another account</a></nav>
 <form method="post" action="/auth/sign_out">${hiddenFields({ authenticity_token: token })}<button type="submit" class="secondary">Sign out</button></form>`,
     });
   });

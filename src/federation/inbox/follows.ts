@@ -7,6 +7,7 @@
  * and their Undo go through the block service.
  */
 import { Follow, type Accept, type Block, type Move, type Reject, type Undo } from "@fedify/vocab";
+import { accountAliases } from "../../db/columns.ts";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
 import { followAccepted, followByUri, followEndedRemotely, receiveFollow } from "../../services/accounts/follow.ts";
@@ -91,14 +92,19 @@ export async function onMove(received: Received<Move>): Promise<void> {
   if (activity.objectId?.href !== sender.uri) throw new Refused("a Move of someone else");
   const targetId = activity.targetId;
   if (!targetId) throw new Refused("a Move to nowhere");
-  const resolver = new Resolver(ctx);
-  const actor = await resolver.fetchActor(targetId);
-  if (!actor || !actor.aliasIds.some((alias) => alias.href === sender.uri))
-    throw new Refused(`${targetId.href} does not name ${sender.uri} among its aliases`);
-  const target =
-    targetId.host === new URL(ctx.config.baseUrl).host
-      ? await accountByUri(ctx, targetId.href)
-      : await resolver.storeActor(actor);
+  let target: AccountRow | undefined;
+  if (targetId.host === new URL(ctx.config.baseUrl).host) {
+    // Someone moving here: the local account must name the old one.
+    target = await accountByUri(ctx, targetId.href);
+    if (target && !accountAliases(target).includes(sender.uri))
+      throw new Refused(`${targetId.href} does not name ${sender.uri} among its aliases`);
+  } else {
+    const resolver = new Resolver(ctx);
+    const actor = await resolver.fetchActor(targetId);
+    if (!actor || !actor.aliasIds.some((alias) => alias.href === sender.uri))
+      throw new Refused(`${targetId.href} does not name ${sender.uri} among its aliases`);
+    target = await resolver.storeActor(actor);
+  }
   if (!target || target.suspended_at) throw new Refused(`${targetId.href} cannot be moved to`);
   await accountMoved(ctx, sender, target);
 }

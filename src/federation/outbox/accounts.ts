@@ -1,8 +1,9 @@
 /**
  * What other servers hear of local accounts: a changed profile (or a suspension, which empties
- * it) is an Update of the actor, sent to the servers of its remote followers.
+ * it) is an Update of the actor, and a move to another account a Move, sent to the servers of
+ * its remote followers.
  */
-import { Update } from "@fedify/vocab";
+import { Move, Update } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import { findAccountsByIds } from "../../services/accounts/lookup.ts";
@@ -24,4 +25,22 @@ export async function deliverProfile(ctx: Ctx, event: DomainEvent<"account.updat
   });
   // A suspended account sends nothing otherwise; its Update says it is suspended.
   await send(ctx, { ...account, suspended_at: null }, followers, update, { shared: true, orderingKey: account.uri });
+}
+
+/** A local account moved: its remote followers' servers move them to the new account (Mastodon's Move). */
+export async function deliverMove(ctx: Ctx, event: DomainEvent<"account.moved">): Promise<void> {
+  const rows = await findAccountsByIds(ctx, [event.accountId, event.targetId]);
+  const account = rows.find((r) => r.id === event.accountId);
+  const target = rows.find((r) => r.id === event.targetId);
+  if (!account || !target || account.domain !== null || account.moved_to_account_id !== target.id) return;
+  const followers = await remoteFollowersOf(ctx, account.id);
+  if (followers.length === 0) return;
+  const move = new Move({
+    id: new URL(`${account.uri}#moves/${Date.now()}`),
+    actor: new URL(account.uri),
+    object: new URL(account.uri),
+    target: new URL(target.uri),
+    to: account.followers_url ? new URL(account.followers_url) : null,
+  });
+  await send(ctx, account, followers, move, { shared: true, orderingKey: account.uri });
 }

@@ -4,11 +4,17 @@
  * followers follow the new account with the settings they had — a request where the new one
  * asks for approval, or another server's answer — and stop following the old one. Done in a job
  * for accounts with many followers. (Lists, blocks and mutes are not carried over yet.)
+ *
+ * A local account moves away (`moveAway`) only to an account that names it among its aliases;
+ * its remote followers hear of it through the `account.moved` event (a Move to their servers).
  */
 import type { Ctx } from "../../context.ts";
+import { accountAliases } from "../../db/columns.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { Forbidden } from "../../errors.ts";
+import { Forbidden, ValidationFailed } from "../../errors.ts";
+import { acctOf } from "../../entities/account.ts";
 import { followAccount, unfollowAccount } from "./follow.ts";
+import { lookupOrResolveAccount } from "./lookup.ts";
 
 /** The job that moves the local followers of an account that moved. */
 export const MOVE_FOLLOWERS_JOB = "accounts.move_followers";
@@ -16,14 +22,41 @@ export const MOVE_FOLLOWERS_JOB = "accounts.move_followers";
 /** Records that `from` moved to `to`, and queues the move of its local followers. */
 export async function accountMoved(ctx: Ctx, from: AccountRow, to: AccountRow): Promise<void> {
   if (from.id === to.id || to.moved_to_account_id) return;
-  await ctx.db.kysely.transaction().execute(async (tx) => {
+  await ctx.dispatcher.transaction(async (tx) => {
     await tx
       .updateTable("accounts")
       .set({ moved_to_account_id: to.id, updated_at: new Date().toISOString() })
       .where("id", "=", from.id)
       .execute();
     await ctx.jobs.enqueueWith(tx, MOVE_FOLLOWERS_JOB, { fromId: from.id, toId: to.id });
+    await ctx.dispatcher.emit(tx, {
+      type: "account.moved",
+      accountId: from.id,
+      targetId: to.id,
+      local: from.domain === null,
+    });
   });
+}
+
+/**
+ * Moves the local account `account` to the account `handle` names (here or on another server):
+ * refused unless that account names this one among its aliases now (read from its server), as
+ * Mastodon checks before it sends the Move. Returns the new account.
+ */
+export async function moveAway(ctx: Ctx, account: AccountRow, handle: string): Promise<AccountRow> {
+  const text = handle.trim();
+  if (!text) throw new ValidationFailed("Handle can't be blank");
+  const target = await lookupOrResolveAccount(ctx, text);
+  if (!target) throw new ValidationFailed(`No account ${text} could be found`);
+  if (target.id === account.id) throw new ValidationFailed("An account cannot move to itself");
+  if (target.moved_to_account_id) throw new ValidationFailed(`${acctOf(target)} has moved itself`);
+  if (target.suspended_at) throw new ValidationFailed(`${acctOf(target)} is suspended`);
+  const aliases = target.domain === null ? accountAliases(target) : await ctx.remote.currentAliases(target.uri);
+  if (!aliases) throw new ValidationFailed(`${acctOf(target)} could not be reached to check its aliases`);
+  if (!aliases.includes(account.uri))
+    throw new ValidationFailed(`${acctOf(target)} does not name this account among its aliases yet`);
+  await accountMoved(ctx, account, target);
+  return target;
 }
 
 /** Moves the local followers of `fromId` to `toId`; returns how many moved. */

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../context.ts";
 import { toStringParam } from "../api/params.ts";
 import { changePassword, verifyPassword } from "../services/accounts/passwords.ts";

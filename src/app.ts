@@ -19,6 +19,7 @@ import v1FilterRoutes from "./api/v1/filters.ts";
 import filterRoutes from "./api/v2/filters.ts";
 import reportRoutes from "./api/v1/reports.ts";
 import adminDomainBlockRoutes from "./api/v1/admin/domain_blocks.ts";
+import adminDomainAllowRoutes from "./api/v1/admin/domain_allows.ts";
 import streamingRoutes from "./api/streaming.ts";
 import pushRoutes from "./api/v1/push.ts";
 import announcementRoutes from "./api/v1/announcements.ts";
@@ -95,6 +96,7 @@ const ROUTES: RouteModule[] = [
   filterRoutes,
   reportRoutes,
   adminDomainBlockRoutes,
+  adminDomainAllowRoutes,
   streamingRoutes,
   pushRoutes,
   announcementRoutes,

@@ -8,6 +8,7 @@ import { helpText, parseCommandArgs, UsageError, type Command, type Output } fro
 import { dbMigrate } from "./db.ts";
 import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
 import { domainBlocksAdd, domainBlocksList, domainBlocksRemove } from "./domain_blocks.ts";
+import { domainAllowsAdd, domainAllowsList, domainAllowsRemove } from "./domain_allows.ts";
 import { announcementsCreate, announcementsList, announcementsRemove } from "./announcements.ts";
 import { emojiDisable, emojiEnable, emojiImport, emojiList, emojiRemove } from "./emoji.ts";
 import { mediaRemove } from "./media.ts";
@@ -27,6 +28,9 @@ export const COMMANDS: readonly Command[] = [
   domainBlocksList,
   domainBlocksAdd,
   domainBlocksRemove,
+  domainAllowsList,
+  domainAllowsAdd,
+  domainAllowsRemove,
   announcementsCreate,
   announcementsList,
   announcementsRemove,

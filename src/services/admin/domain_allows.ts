@@ -20,6 +20,14 @@ export const UNALLOWED_PURGE_JOB = "domain_allows.purge";
 
 const withoutPort = (host: string) => host.replace(/:\d+$/, "");
 
+/**
+ * `text` as the allow-list stores it (trimmed, without a port, lowercase punycode), undefined when
+ * it is not a domain name; pure, so that the CLI checks its argument the way allowing does.
+ */
+export function allowListDomain(text: string): string | undefined {
+  return normalizeDomain(withoutPort(text.trim()));
+}
+
 export function listDomainAllows(ctx: Ctx, page: PageParams): Promise<DomainAllowRow[]> {
   return fetchPage(ctx.db.kysely.selectFrom("domain_allows").selectAll(), "id", page);
 }
@@ -30,6 +38,18 @@ export async function domainAllowOf(ctx: Ctx, id: string | undefined): Promise<D
     : undefined;
   if (!row) throw new NotFound();
   return row;
+}
+
+/** Every allowed domain, by name (the CLI's list; an allow-list stays short). */
+export function allDomainAllows(ctx: Ctx): Promise<DomainAllowRow[]> {
+  return ctx.db.kysely.selectFrom("domain_allows").selectAll().orderBy("domain").execute();
+}
+
+/** The allow of `text` (normalized like allowing does), if it is on the list. */
+export async function domainAllowFor(ctx: Ctx, text: string): Promise<DomainAllowRow | undefined> {
+  const domain = allowListDomain(text);
+  if (!domain) return undefined;
+  return ctx.db.kysely.selectFrom("domain_allows").selectAll().where("domain", "=", domain).executeTakeFirst();
 }
 
 /** Allows `domain`; allowing it again answers the existing row, as Mastodon does. */

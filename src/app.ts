@@ -61,6 +61,7 @@ import { notFoundHandler } from "./web/not_found.ts";
 import { registerFormatConstraint } from "./web/negotiation.ts";
 import aboutPageRoutes from "./web/public/about.ts";
 import movingRoutes from "./web/moving.ts";
+import deleteAccountRoutes from "./web/delete_account.ts";
 import profilePageRoutes from "./web/public/profile.ts";
 import tagPageRoutes from "./web/public/tags.ts";
 
@@ -127,6 +128,7 @@ const ROUTES: RouteModule[] = [
   tagPageRoutes,
   aboutPageRoutes,
   movingRoutes,
+  deleteAccountRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */

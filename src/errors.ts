@@ -61,6 +61,13 @@ export class NotFound extends ApiError {
   }
 }
 
+/** The record existed and is gone for good (a deleted account). */
+export class Gone extends ApiError {
+  constructor(message = "Gone") {
+    super(410, message);
+  }
+}
+
 export class Conflict extends ApiError {
   constructor(message = "Conflict during update, please try again") {
     super(409, message);

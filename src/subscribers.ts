@@ -6,7 +6,7 @@
  */
 import type { Ctx } from "./context.ts";
 import type { SubscriberTable } from "./events/dispatcher.ts";
-import { deliverMove, deliverProfile } from "./federation/outbox/accounts.ts";
+import { deliverAccountDeletion, deliverMove, deliverProfile } from "./federation/outbox/accounts.ts";
 import { deliverVote } from "./federation/outbox/polls.ts";
 import { deliverReport } from "./federation/outbox/reports.ts";
 import { acceptFollow, sendBlock, sendFollow, sendFollowEnd } from "./federation/outbox/follows.ts";
@@ -115,6 +115,7 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
     "account.updated": [{ name: "deliver", mode: "job", run: (event) => deliverProfile(ctx, event) }],
     // Remote followers hear of a local account's move (local followers are moved by its own job).
+    "account.deleted": [{ name: "deliver", mode: "job", run: (event) => deliverAccountDeletion(ctx, event) }],
     "account.moved": [
       { name: "deliver", mode: "job", when: (event) => event.local, run: (event) => deliverMove(ctx, event) },
     ],

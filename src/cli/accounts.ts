@@ -152,3 +152,30 @@ export const accountsModify: Command = {
     return 0;
   },
 };
+
+export const accountsDelete: Command = {
+  path: ["accounts", "delete"],
+  summary:
+    "Deletes a local account as its owner would: signed out everywhere, other servers told, its content removed by the job workers, the username kept taken.",
+  usage: "accounts delete USERNAME --yes",
+  positionals: [1, 1],
+  options: {
+    yes: { type: "boolean", description: "Confirm: the deletion cannot be undone" },
+  },
+  async run(ctx, { values, positionals }, io) {
+    const found = await findLocalUser(ctx, positionals[0]);
+    if (!found) {
+      io.err(`No user with the username ${positionals[0]}`);
+      return 1;
+    }
+    if (found.account.deleted_at) {
+      io.err(`${found.account.username} is already deleted`);
+      return 1;
+    }
+    if (!values.yes) throw new UsageError("this cannot be undone: add --yes to delete the account");
+    const { deleteOwnAccount } = await import("../services/accounts/deletion.ts");
+    await deleteOwnAccount(ctx, found.user, found.account);
+    io.out(`OK: ${found.account.username} is deleted; the job workers remove its content and tell other servers.`);
+    return 0;
+  },
+};

@@ -3,7 +3,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { ROOKERY_VERSION } from "../version.ts";
-import { accountsCreate, accountsModify } from "./accounts.ts";
+import { accountsCreate, accountsDelete, accountsModify } from "./accounts.ts";
 import { helpText, parseCommandArgs, UsageError, type Command, type Output } from "./command.ts";
 import { dbMigrate } from "./db.ts";
 import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
@@ -18,6 +18,7 @@ import { tokensCreate } from "./tokens.ts";
 export const COMMANDS: readonly Command[] = [
   accountsCreate,
   accountsModify,
+  accountsDelete,
   tokensCreate,
   settingsList,
   settingsGet,

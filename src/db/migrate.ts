@@ -33,6 +33,7 @@ import { conversationUris } from "./migrations/0034_conversation_uris.ts";
 import { remoteMedia } from "./migrations/0035_remote_media.ts";
 import { domainAllows } from "./migrations/0036_domain_allows.ts";
 import { accountAliases } from "./migrations/0037_account_aliases.ts";
+import { accountDeletion } from "./migrations/0038_account_deletion.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -71,6 +72,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   remoteMedia,
   domainAllows,
   accountAliases,
+  accountDeletion,
 ];
 
 /**

@@ -91,6 +91,8 @@ export interface AccountsTable {
   moved_to_account_id: string | null;
   /** Local accounts: JSON array of the actor ids of its other accounts (`alsoKnownAs`); see db/columns.ts. */
   also_known_as: string | null;
+  /** Local accounts their owners deleted: suspended and emptied, the username kept taken. */
+  deleted_at: Timestamp | null;
   followers_count: Counter;
   following_count: Counter;
   statuses_count: Counter;

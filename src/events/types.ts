@@ -85,6 +85,8 @@ export interface EventPayloads {
   "account.updated": { accountId: string };
   /** An account moved to `targetId` (Move); `local`: the account that moved is this server's. */
   "account.moved": { accountId: string; targetId: string; local: boolean };
+  /** A local user deleted their account: every server that knows it hears of it. */
+  "account.deleted": { accountId: string };
   /** A local user signed up through the API. */
   "account.registered": { accountId: string };
   "report.created": { reportId: string };

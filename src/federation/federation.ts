@@ -9,7 +9,7 @@
 import { createFederation, type Federation, type RetryPolicy } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import type { Ctx } from "../context.ts";
-import { Note } from "@fedify/vocab";
+import { Note, Tombstone } from "@fedify/vocab";
 import { serializeStatus } from "../entities/status.ts";
 import { fetchableStatus } from "../services/statuses/audience.ts";
 import { noteOf } from "./notes.ts";
@@ -101,6 +101,12 @@ export function buildFederation(ctx: Ctx): Federation<void> {
       const row = await findLocalAccount(ctx, identifier);
       // Only the exact username names an actor: its id is compared byte for byte by other servers.
       if (!row || row.username !== identifier) return null;
+      // A deleted account is gone for good: 410 with a Tombstone, as Mastodon answers.
+      if (row.deleted_at)
+        return new Tombstone({
+          id: new URL(row.uri),
+          deleted: Temporal.Instant.from(new Date(row.deleted_at).toISOString()),
+        });
       return localActor(ctx, fedCtx, row);
     })
     .mapActorAlias(INSTANCE_ACTOR_PATH, INSTANCE_ACTOR)

@@ -1,6 +1,7 @@
 import type { Ctx } from "../context.ts";
 import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks.ts";
 import { purgeUnallowedDomain, UNALLOWED_PURGE_JOB } from "../services/admin/domain_allows.ts";
+import { ACCOUNT_DELETION_JOB, purgeDeletedLocalAccount } from "../services/accounts/deletion.ts";
 import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/purge.ts";
 import { MOVE_FOLLOWERS_JOB, moveFollowers } from "../services/accounts/move.ts";
 import {
@@ -107,6 +108,10 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register(PURGE_JOB, async (payload) => {
     const { domain } = payload as { domain: string };
     if (await purgeSuspendedDomain(ctx, domain)) await ctx.jobs.enqueue(PURGE_JOB, { domain });
+  });
+  ctx.jobs.register(ACCOUNT_DELETION_JOB, async (payload) => {
+    const { accountId } = payload as { accountId: string };
+    if (await purgeDeletedLocalAccount(ctx, accountId)) await ctx.jobs.enqueue(ACCOUNT_DELETION_JOB, { accountId });
   });
   ctx.jobs.register(UNALLOWED_PURGE_JOB, async (payload) => {
     const { domain } = payload as { domain: string };

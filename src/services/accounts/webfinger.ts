@@ -6,7 +6,7 @@
  */
 import type { Ctx } from "../../context.ts";
 import type { AccountRow } from "../../db/schema.ts";
-import { BadRequest, NotFound } from "../../errors.ts";
+import { BadRequest, Gone, NotFound } from "../../errors.ts";
 import { findLocalAccount } from "./lookup.ts";
 
 function usernameOf(ctx: Ctx, resource: string): string {
@@ -45,5 +45,7 @@ export async function webfingerAccount(ctx: Ctx, resource: string | undefined): 
   if (!resource) throw new BadRequest("Missing resource parameter");
   const account = await findLocalAccount(ctx, usernameOf(ctx, resource.trim()));
   if (!account) throw new NotFound();
+  // A deleted account is gone for good (Mastodon: 410); its username stays taken.
+  if (account.deleted_at) throw new Gone();
   return account;
 }

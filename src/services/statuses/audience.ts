@@ -122,6 +122,22 @@ export async function remoteFollowersOf(ctx: Ctx, accountId: string): Promise<In
 }
 
 /**
+ * One account of each server this one knows (not suspended), with its inboxes: for what every
+ * server must hear, such as a deleted actor. Reads every remote account once; rare by design.
+ */
+export async function knownServers(ctx: Ctx): Promise<Inboxes[]> {
+  const db = ctx.db.kysely;
+  const one = db
+    .selectFrom("accounts")
+    .select((eb) => eb.fn.min<string>("id").as("id"))
+    .where("domain", "is not", null)
+    .where("suspended_at", "is", null)
+    .where("inbox_url", "is not", null)
+    .groupBy((eb) => eb.fn.coalesce("shared_inbox_url", "inbox_url"));
+  return db.selectFrom("accounts").select(INBOX_COLUMNS).where("accounts.id", "in", one).execute();
+}
+
+/**
  * A local status as another server may fetch it from its id (`/users/:username/statuses/:id`): by
  * that account, not a boost, public or unlisted for anyone; followers-only and direct ones only
  * for `signerId`, the account that signed the fetch, when it may see them here (a follower, a

@@ -12,7 +12,7 @@ import { loadInstanceFacts, loadInstanceStats } from "../../services/instance/fa
 import { serializePublicDomainBlock } from "../../entities/domain_block.ts";
 import { ROOKERY_VERSION } from "../../version.ts";
 import { html, SafeHtml } from "../html.ts";
-import { displayName, fullHandle } from "./entities.ts";
+import { counted, displayName, fullHandle } from "./entities.ts";
 import { sendPublicPage } from "./layout.ts";
 
 export default async function aboutPageRoutes(app: FastifyInstance, ctx: Ctx) {
@@ -46,7 +46,7 @@ export default async function aboutPageRoutes(app: FastifyInstance, ctx: Ctx) {
       shared: true,
       body: html`<div class="card"><h1>${settings.site_title}</h1>
 ${settings.site_short_description ? new SafeHtml(paragraphsHtml(settings.site_short_description)) : ""}
-<p class="counts"><span><strong>${stats.user_count}</strong> ${stats.user_count === 1 ? "user" : "users"}</span><span><strong>${stats.status_count}</strong> posts</span><span><strong>${stats.domain_count}</strong> connected servers</span></p>
+<p class="counts"><span>${counted(stats.user_count, "user")}</span><span>${counted(stats.status_count, "post")}</span><span>${counted(stats.domain_count, "connected server")}</span></p>
 ${contact}${email}${registrations}</div>
 ${settings.site_extended_description ? html`<section class="card" aria-labelledby="about-more"><h2 id="about-more">About this server</h2>${new SafeHtml(paragraphsHtml(settings.site_extended_description))}</section>` : ""}
 <section class="card" aria-labelledby="rules"><h2 id="rules">Rules</h2>${rules.length ? html`<ol class="rules">${rules.map((r) => html`<li><strong>${r.text}</strong>${r.hint ? html`<br><span class="muted">${r.hint}</span>` : ""}</li>`)}</ol>` : html`<p class="muted">This server has not published any rules.</p>`}</section>

@@ -45,6 +45,11 @@ export function fullHandle(account: Account, localDomain: string): string {
 const dateFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 const dayFormat = new Intl.DateTimeFormat("en", { dateStyle: "long", timeZone: "UTC" });
 
+/** "1 post", "2 posts": a count with its noun. */
+export function counted(n: number, singular: string, plural = `${singular}s`): SafeHtml {
+  return html`<strong>${n}</strong> ${n === 1 ? singular : plural}`;
+}
+
 export const formatDay = (iso: string): string => dayFormat.format(new Date(iso));
 
 function time(iso: string): SafeHtml {

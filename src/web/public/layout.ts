@@ -9,7 +9,7 @@ import { varyOnAccept } from "../negotiation.ts";
 
 const PUBLIC_STYLE = `
 main.wide{max-width:40rem}.profile .header{width:100%;aspect-ratio:3/1;object-fit:cover;border-radius:12px 12px 0 0;display:block;background:var(--border)}
-.profile .card{padding:0}.profile .about{padding:0 1.5rem 1.5rem}.profile .avatar{width:96px;height:96px;border-radius:12px;border:3px solid var(--card);margin-top:-48px;background:var(--card)}
+.profile .card{padding:0}.profile .about{padding:0 1.5rem 1.5rem}.profile .about .avatar{width:96px;height:96px;border-radius:12px;border:3px solid var(--card);margin-top:-48px;background:var(--card)}
 .names h1{margin:.3rem 0 0}.acct{color:var(--muted);overflow-wrap:anywhere}dl.fields{display:grid;grid-template-columns:minmax(6rem,auto) 1fr;gap:.2rem 1rem;margin:1rem 0}
 dl.fields dt{font-weight:600;color:var(--muted)}dl.fields dd{margin:0;overflow-wrap:anywhere}dd.verified{color:#1b7a3d}dd.verified::before{content:"✓ ";font-weight:700}
 .counts{display:flex;gap:1.2rem;flex-wrap:wrap;color:var(--muted)}.counts strong{color:var(--fg)}.notice{padding:.7rem 1rem;border-radius:8px;background:var(--bg);margin:1rem 0}
@@ -23,7 +23,7 @@ nav.tabs{display:flex;gap:1rem;margin:1rem 0}nav.tabs a{color:var(--accent)}nav.
 .media img,.media video{width:100%;max-height:24rem;object-fit:cover;border-radius:8px;display:block}.media audio{width:100%}
 .poll{list-style:none;padding:0;margin:.6rem 0}.poll li{margin:.3rem 0}.poll .bar{height:.4rem;border-radius:4px;background:var(--accent);min-width:2px}
 .status footer{display:flex;gap:1.2rem;color:var(--muted);font-size:.9rem;margin-top:.6rem}.pager{display:flex;justify-content:space-between;margin:1rem 0}
-.pager a,.site a{color:var(--accent)}ol.rules li{margin:.5rem 0}.empty{color:var(--muted);text-align:center;padding:2rem 0}
+.pager a,.site a,main.wide .card a{color:var(--accent)}main.wide>.card,main.wide>section.card{margin-bottom:1rem}.status details{margin-top:.6rem}ol.rules li{margin:.5rem 0}.empty{color:var(--muted);text-align:center;padding:2rem 0}
 `;
 
 /** Posts a page shows at once (Mastodon's page size), and the items of a feed. */

@@ -20,7 +20,7 @@ import { escapeHtml } from "../../text/escape.ts";
 import { html, SafeHtml } from "../html.ts";
 import { varyOnAccept } from "../negotiation.ts";
 import { admitVisitor, type Visitor } from "./access.ts";
-import { displayName, formatDay, fullHandle, statusArticle, statusSummary, withEmojis } from "./entities.ts";
+import { counted, displayName, formatDay, fullHandle, statusArticle, statusSummary, withEmojis } from "./entities.ts";
 import { notFound, PAGE_SIZE, pager, sendPublicPage, type Alternate } from "./layout.ts";
 import { sendFeed } from "./rss.ts";
 
@@ -81,7 +81,7 @@ function profileHeader(ctx: Ctx, account: Account): SafeHtml {
 <div class="names"><h1>${displayName(account)}</h1><p class="acct">${handle}${account.locked ? " 🔒" : ""}${account.bot ? " · Automated" : ""}${account.memorial ? " · In memoriam" : ""}</p></div>
 ${moved}<div class="note">${withEmojis(account.note, account.emojis)}</div>
 ${fields.length ? html`<dl class="fields">${fields}</dl>` : ""}
-<p class="counts"><span><strong>${account.statuses_count}</strong> posts</span><span><strong>${account.following_count}</strong> following</span><span><strong>${account.followers_count}</strong> followers</span><span>Joined ${formatDay(account.created_at)}</span></p></div></div>`;
+<p class="counts"><span>${counted(account.statuses_count, "post")}</span><span>${counted(account.following_count, "following", "following")}</span><span>${counted(account.followers_count, "follower")}</span><span>Joined ${formatDay(account.created_at)}</span></p></div></div>`;
 }
 
 function statusList(ctx: Ctx, statuses: readonly Status[], empty: string): SafeHtml {

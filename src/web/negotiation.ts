@@ -20,11 +20,14 @@ const HTML_TYPES = new Set(["text/html", "application/xhtml+xml", "text/*", "*/*
  * Runs for every request the router matches, so the common cases return before any parsing.
  */
 export function preferredFormat(accept: string | undefined): Format {
-  if (accept === undefined || !accept.includes("json")) return "html";
+  if (accept === undefined) return "html";
   if (accept === "application/activity+json" || accept === "application/json") return "activity";
+  // Media types are case-insensitive; browsers' headers (no "json") pay for lower-casing only.
+  const header = accept.includes("json") ? accept : accept.toLowerCase();
+  if (!header.includes("json")) return "html";
   let best: Format = "html";
   let bestQuality = -1;
-  for (const item of accept.split(",")) {
+  for (const item of header.split(",")) {
     const [rawType, ...params] = item.split(";");
     const type = rawType.trim().toLowerCase();
     const format: Format | undefined = ACTIVITY_TYPES.has(type)

@@ -20,7 +20,16 @@ import { escapeHtml } from "../../text/escape.ts";
 import { html, SafeHtml } from "../html.ts";
 import { varyOnAccept } from "../negotiation.ts";
 import { admitVisitor, type Visitor } from "./access.ts";
-import { counted, displayName, formatDay, fullHandle, statusArticle, statusSummary, withEmojis } from "./entities.ts";
+import {
+  counted,
+  displayName,
+  formatDay,
+  fullHandle,
+  plainText,
+  statusArticle,
+  statusSummary,
+  withEmojis,
+} from "./entities.ts";
 import { notFound, PAGE_SIZE, pager, sendPublicPage, type Alternate } from "./layout.ts";
 import { sendFeed } from "./rss.ts";
 
@@ -138,10 +147,7 @@ ${pager(path, recent, maxId !== undefined)}`,
 }
 
 function plainNote(account: Account): string {
-  return account.note
-    .replace(/<[^>]*>/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
+  return plainText(account.note).replace(/\s+/g, " ");
 }
 
 async function accountFeed(ctx: Ctx, reply: FastifyReply, row: AccountRow, visitor: Visitor): Promise<FastifyReply> {
@@ -177,6 +183,8 @@ async function statusPage(
   statusId: string | undefined,
   visitor: Visitor,
 ): Promise<FastifyReply> {
+  // A suspended account's posts are hidden like it: its page says so (410) rather than 404.
+  if (row.suspended_at) return suspendedPage(ctx, reply, await serializeAccount(ctx, row));
   let status;
   try {
     status = await findVisibleStatus(ctx, statusId, undefined);
@@ -186,7 +194,6 @@ async function statusPage(
   }
   if (status.account_id !== row.id) return notFound(reply);
   const account = await serializeAccount(ctx, row);
-  if (account.suspended) return suspendedPage(ctx, reply, account);
   const { ancestors, descendants } = await statusContext(ctx, status, undefined, ANONYMOUS_CONTEXT);
   const [focus, ...thread] = await serializeStatuses(ctx, [status, ...ancestors, ...descendants]);
   // A boost's page is the boosted post's.

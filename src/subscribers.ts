@@ -17,6 +17,7 @@ import {
   deliverPin,
   deliverStatus,
 } from "./federation/outbox/statuses.ts";
+import { verifyAccountLinks } from "./services/accounts/verify_links.ts";
 import { afterBulkWrite } from "./services/maintenance.ts";
 import {
   notifyOfEdit,
@@ -113,7 +114,16 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
     "follow_request.ended": [{ name: "deliver", mode: "job", run: (event) => sendFollowEnd(ctx, event) }],
     "poll.voted": [{ name: "deliver", mode: "job", run: (event) => deliverVote(ctx, event) }],
     "poll.ended": [{ name: "notifications", mode: "job", run: ({ pollId }) => notifyOfPollEnd(ctx, pollId) }],
-    "account.updated": [{ name: "deliver", mode: "job", run: (event) => deliverProfile(ctx, event) }],
+    "account.updated": [
+      { name: "deliver", mode: "job", run: (event) => deliverProfile(ctx, event) },
+      // Mastodon's VerifyAccountLinksWorker, not retried either: saving the profile again checks again.
+      {
+        name: "verify_links",
+        mode: "job",
+        maxAttempts: 1,
+        run: ({ accountId }) => verifyAccountLinks(ctx, accountId),
+      },
+    ],
     // Remote followers hear of a local account's move (local followers are moved by its own job).
     "account.deleted": [{ name: "deliver", mode: "job", run: (event) => deliverAccountDeletion(ctx, event) }],
     "account.moved": [

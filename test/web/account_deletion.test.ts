@@ -95,7 +95,9 @@ describe("deleting an account", () => {
       headers: { accept: "application/activity+json" },
     });
     assert.equal(actor.statusCode, 410);
-    assert.equal((await request(server.app, "GET", "/@leaver", { headers: { accept: "text/html" } })).statusCode, 410);
+    const gonePage = await request(server.app, "GET", "/@leaver", { headers: { accept: "text/html" } });
+    assert.equal(gonePage.statusCode, 410);
+    assert.match(gonePage.body, /This account has been deleted/);
 
     await server.ctx.jobs.drain();
     const db = server.ctx.db.kysely;

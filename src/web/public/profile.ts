@@ -55,8 +55,9 @@ async function siteTitle(ctx: Ctx): Promise<string> {
   return (await loadSettings(ctx.db.kysely)).values.site_title;
 }
 
-/** A suspended account's page: 410, as Mastodon answers, with nothing of the account shown. */
-async function suspendedPage(ctx: Ctx, reply: FastifyReply, account: Account): Promise<FastifyReply> {
+/** A suspended (or deleted) account's page: 410, as Mastodon answers, with nothing of the account shown. */
+async function suspendedPage(ctx: Ctx, reply: FastifyReply, row: AccountRow): Promise<FastifyReply> {
+  const account = await serializeAccount(ctx, row);
   return sendPublicPage(reply, {
     title: fullHandle(account, ctx.config.localDomain),
     siteTitle: await siteTitle(ctx),
@@ -65,7 +66,7 @@ async function suspendedPage(ctx: Ctx, reply: FastifyReply, account: Account): P
     noindex: true,
     status: 410,
     shared: true,
-    body: html`<div class="card"><h1>${fullHandle(account, ctx.config.localDomain)}</h1><p>This account has been suspended.</p></div>`,
+    body: html`<div class="card"><h1>${fullHandle(account, ctx.config.localDomain)}</h1><p>${row.deleted_at ? "This account has been deleted." : "This account has been suspended."}</p></div>`,
   });
 }
 
@@ -106,8 +107,8 @@ async function profilePage(
   visitor: Visitor,
   withReplies: boolean,
 ): Promise<FastifyReply> {
+  if (row.suspended_at) return suspendedPage(ctx, reply, row);
   const account = await serializeAccount(ctx, row);
-  if (account.suspended) return suspendedPage(ctx, reply, account);
   const maxId = toId(req.input.max_id);
   const options = { onlyMedia: false, excludeReblogs: false, excludeReplies: !withReplies };
   const [pinnedRows, rows] = await Promise.all([
@@ -184,7 +185,7 @@ async function statusPage(
   visitor: Visitor,
 ): Promise<FastifyReply> {
   // A suspended account's posts are hidden like it: its page says so (410) rather than 404.
-  if (row.suspended_at) return suspendedPage(ctx, reply, await serializeAccount(ctx, row));
+  if (row.suspended_at) return suspendedPage(ctx, reply, row);
   let status;
   try {
     status = await findVisibleStatus(ctx, statusId, undefined);

@@ -62,8 +62,11 @@ import { registerFormatConstraint } from "./web/negotiation.ts";
 import aboutPageRoutes from "./web/public/about.ts";
 import movingRoutes from "./web/moving.ts";
 import deleteAccountRoutes from "./web/delete_account.ts";
+import archiveRoutes from "./web/archive.ts";
 import profilePageRoutes from "./web/public/profile.ts";
 import tagPageRoutes from "./web/public/tags.ts";
+import exportRoutes from "./web/exports.ts";
+import importRoutes from "./web/imports.ts";
 
 export interface AppOptions {
   /** Largest request body accepted outside multipart uploads, in bytes. */
@@ -129,6 +132,9 @@ const ROUTES: RouteModule[] = [
   aboutPageRoutes,
   movingRoutes,
   deleteAccountRoutes,
+  archiveRoutes,
+  exportRoutes,
+  importRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */

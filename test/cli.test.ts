@@ -595,7 +595,7 @@ describe("rookery db migrate and help", () => {
   test("unknown commands, unknown options and wrong positionals exit 1 without opening the database", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["frobnicate"], /^rookery: unknown command "frobnicate"/],
-      [["accounts", "delete", "alice"], /^rookery: unknown command "accounts delete"/],
+      [["accounts", "remove", "alice"], /^rookery: unknown command "accounts remove"/],
       [
         ["accounts", "create", "x", "--email", "x@localhost", "--bogus"],
         /^rookery accounts create: Unknown option '--bogus'/,

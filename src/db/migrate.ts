@@ -34,6 +34,8 @@ import { remoteMedia } from "./migrations/0035_remote_media.ts";
 import { domainAllows } from "./migrations/0036_domain_allows.ts";
 import { accountAliases } from "./migrations/0037_account_aliases.ts";
 import { accountDeletion } from "./migrations/0038_account_deletion.ts";
+import { accountArchives } from "./migrations/0040_account_archives.ts";
+import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
 
@@ -73,6 +75,8 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   domainAllows,
   accountAliases,
   accountDeletion,
+  bulkImports,
+  accountArchives,
 ];
 
 /**

@@ -44,6 +44,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "standard",
   "all_day",
   "published",
+  "overwrite",
 ]);
 
 export interface AccountsTable {
@@ -471,6 +472,20 @@ export interface DomainBlocksTable {
   obfuscate: Flag;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export interface AccountArchivesTable {
+  id: string;
+  user_id: string;
+  account_id: string;
+  state: "pending" | "done" | "failed";
+  /** Where the ZIP is in media storage (under `archives/`, never served by /system). */
+  file_key: string | null;
+  /** Bytes (PostgreSQL's int8 arrives as a string). */
+  file_size: number | string | null;
+  error: string | null;
+  created_at: Timestamp;
+  finished_at: Timestamp | null;
 }
 
 export interface DomainAllowsTable {
@@ -961,6 +976,7 @@ export interface Database {
   reports: ReportsTable;
   domain_blocks: DomainBlocksTable;
   domain_allows: DomainAllowsTable;
+  account_archives: AccountArchivesTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
   federation_kv: FederationKvTable;
@@ -969,6 +985,39 @@ export interface Database {
   announcements: AnnouncementsTable;
   announcement_reads: AnnouncementReadsTable;
   announcement_reactions: AnnouncementReactionsTable;
+  bulk_imports: BulkImportsTable;
+  bulk_import_rows: BulkImportRowsTable;
+}
+
+/** A CSV import of a user's (Mastodon's BulkImport); services/portability/. */
+export interface BulkImportsTable {
+  id: string;
+  account_id: string;
+  /** `following`, `blocking`, `muting`, `domain_blocking`, `bookmarks` or `lists` (Mastodon's names). */
+  type: string;
+  /** Whatever the file does not list is removed first. */
+  overwrite: Flag;
+  /** `scheduled` (overwrite not yet done), `in_progress` or `finished`. */
+  state: string;
+  original_filename: ColumnType<string, string | undefined, string>;
+  total_items: Counter;
+  processed_items: Counter;
+  imported_items: Counter;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
+/** A row of an import still to apply, or one that failed (applied rows are deleted). */
+export interface BulkImportRowsTable {
+  id: string;
+  bulk_import_id: string;
+  /** The line of the file the row starts on. */
+  line: number;
+  /** JSON object with Mastodon's keys: acct, show_reblogs, notify, languages, hide_notifications, domain, uri, list_name. */
+  data: string;
+  /** Why the row could not be imported; null while it waits. */
+  failure: string | null;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -1003,6 +1052,7 @@ export type CustomFilterRow = Selectable<CustomFiltersTable>;
 export type ReportRow = Selectable<ReportsTable>;
 export type DomainBlockRow = Selectable<DomainBlocksTable>;
 export type DomainAllowRow = Selectable<DomainAllowsTable>;
+export type AccountArchiveRow = Selectable<AccountArchivesTable>;
 export type WebPushSubscriptionRow = Selectable<WebPushSubscriptionsTable>;
 export type AnnouncementRow = Selectable<AnnouncementsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;

@@ -19,6 +19,8 @@ import {
 } from "../services/media/remote_profiles.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
 import { FEATURED_SYNC_JOB, syncFeatured } from "../federation/featured.ts";
+import { buildArchive } from "../federation/archive.ts";
+import { ARCHIVE_JOB, ARCHIVE_PRUNE_JOB, pruneArchives } from "../services/archives/archives.ts";
 import { FETCH_REPLIES_JOB, fetchReplies } from "../federation/replies.ts";
 import {
   afterBulkWrite,
@@ -40,6 +42,7 @@ import { refreshTrends } from "../services/trends/trends.ts";
 import { deliverPush, type PushJob } from "../services/push/deliver.ts";
 import { publishAnnouncement } from "../services/announcements/announcements.ts";
 import { runNotificationJob, type NotificationJob } from "../services/notifications/triggers.ts";
+import { IMPORT_JOB, IMPORT_PRUNE_JOB, pruneImports, runImport } from "../services/portability/run.ts";
 import { mergeIntoHome, mergeIntoList, rebuildAllFeeds, rebuildHome, trimFeeds } from "../services/timelines/feeds.ts";
 
 const MINUTE = 60 * 1000;
@@ -63,6 +66,13 @@ export function registerJobHandlers(ctx: Ctx): void {
     );
   });
   ctx.jobs.recurring("maintenance.prune", 6 * HOUR);
+  ctx.jobs.register(ARCHIVE_JOB, (payload) => buildArchive(ctx, (payload as { archiveId: string }).archiveId));
+  // Account archives are kept a week (their files too).
+  ctx.jobs.register(ARCHIVE_PRUNE_JOB, async () => {
+    const removed = await pruneArchives(ctx);
+    if (removed > 0) ctx.log.info({ removed }, "removed old account archives");
+  });
+  ctx.jobs.recurring(ARCHIVE_PRUNE_JOB, 6 * HOUR);
   ctx.jobs.register(FETCH_REPLIES_JOB, async (payload) => {
     await fetchReplies(ctx, (payload as { statusId: string }).statusId);
   });
@@ -192,6 +202,17 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register("polls.close", async (payload, _job, now) => {
     await closePoll(ctx, (payload as { pollId: string }).pollId, now.getTime());
   });
+  // CSV imports: a few at a time per process, each handing over to its successor after a while.
+  ctx.jobs.register(
+    IMPORT_JOB,
+    (payload, _job, _now, shutdown) => runImport(ctx, (payload as { importId: string }).importId, shutdown),
+    { concurrency: 2, longRunning: true },
+  );
+  ctx.jobs.register(IMPORT_PRUNE_JOB, async (_payload, _job, now) => {
+    const removed = await pruneImports(ctx, now);
+    if (removed > 0) ctx.log.info({ removed }, "removed finished imports past their retention");
+  });
+  ctx.jobs.recurring(IMPORT_PRUNE_JOB, DAY);
 }
 
 /**

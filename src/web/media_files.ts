@@ -28,6 +28,8 @@ export function parseRange(header: string | undefined, size: number): RangeAsked
 export default async function mediaFileRoutes(app: FastifyInstance, ctx: Ctx) {
   app.get("/system/*", async (req, reply) => {
     const key = (req.params as { "*": string })["*"];
+    // Account archives are their owners' only (web/archive.ts serves them).
+    if (key.startsWith("archives/")) throw new NotFound("Not Found");
     const type = mediaTypeOfName(key);
     const file = type ? await ctx.media.open(key) : undefined;
     if (!file || !type) throw new NotFound("Not Found");

@@ -35,6 +35,7 @@ import { domainAllows } from "./migrations/0036_domain_allows.ts";
 import { accountAliases } from "./migrations/0037_account_aliases.ts";
 import { accountDeletion } from "./migrations/0038_account_deletion.ts";
 import { accountArchives } from "./migrations/0040_account_archives.ts";
+import { adminActionLogs } from "./migrations/0041_admin_action_logs.ts";
 import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
@@ -77,6 +78,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   accountDeletion,
   bulkImports,
   accountArchives,
+  adminActionLogs,
 ];
 
 /**

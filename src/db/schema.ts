@@ -488,6 +488,18 @@ export interface AccountArchivesTable {
   finished_at: Timestamp | null;
 }
 
+export interface AdminActionLogsTable {
+  id: string;
+  /** The moderator's account. */
+  account_id: string;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  human_identifier: string | null;
+  detail: string | null;
+  created_at: Timestamp;
+}
+
 export interface DomainAllowsTable {
   id: string;
   /** Lowercase, ASCII (punycode), without a port; matched exactly. */
@@ -977,6 +989,7 @@ export interface Database {
   domain_blocks: DomainBlocksTable;
   domain_allows: DomainAllowsTable;
   account_archives: AccountArchivesTable;
+  admin_action_logs: AdminActionLogsTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
   federation_kv: FederationKvTable;
@@ -1053,6 +1066,7 @@ export type ReportRow = Selectable<ReportsTable>;
 export type DomainBlockRow = Selectable<DomainBlocksTable>;
 export type DomainAllowRow = Selectable<DomainAllowsTable>;
 export type AccountArchiveRow = Selectable<AccountArchivesTable>;
+export type AdminActionLogRow = Selectable<AdminActionLogsTable>;
 export type WebPushSubscriptionRow = Selectable<WebPushSubscriptionsTable>;
 export type AnnouncementRow = Selectable<AnnouncementsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;

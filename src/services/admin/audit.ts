@@ -1,0 +1,77 @@
+/**
+ * The audit log (Mastodon's Admin::ActionLog): every moderation action records who did it, what,
+ * to which record and when, in the transaction that makes the change, so the log never misses an
+ * action that happened nor holds one that did not. Readers need View Audit Log.
+ */
+import type { Kysely } from "kysely";
+import type { Ctx } from "../../context.ts";
+import { newId } from "../../db/ids.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
+import type { AdminActionLogRow, Database } from "../../db/schema.ts";
+
+/** What Mastodon's log names targets by. */
+export type AuditTarget =
+  | "Account"
+  | "User"
+  | "Report"
+  | "DomainBlock"
+  | "DomainAllow"
+  | "EmailDomainBlock"
+  | "IpBlock"
+  | "CanonicalEmailBlock"
+  | "Status"
+  | "AccountWarning"
+  | "Appeal"
+  | "Announcement"
+  | "CustomEmoji"
+  | "Rule"
+  | "Setting"
+  | "UserRole"
+  | "Tag"
+  | "PreviewCardProvider";
+
+export interface AuditEntry {
+  /** The moderator's account. */
+  actorId: string;
+  /** Mastodon's action names: `suspend`, `silence`, `approve`, `resolve`, `create`, `destroy`, … */
+  action: string;
+  targetType: AuditTarget;
+  targetId?: string | null;
+  /** A readable name of the target that outlives it (a handle, a domain, a report's number). */
+  humanIdentifier?: string | null;
+  detail?: string | null;
+}
+
+/** Records `entry`; pass the transaction of the change (`db` may be a Kysely transaction). */
+export async function recordAction(db: Kysely<Database>, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto("admin_action_logs")
+    .values({
+      id: newId(),
+      account_id: entry.actorId,
+      action: entry.action,
+      target_type: entry.targetType,
+      target_id: entry.targetId ?? null,
+      human_identifier: entry.humanIdentifier ?? null,
+      detail: entry.detail ?? null,
+      created_at: new Date().toISOString(),
+    })
+    .execute();
+}
+
+export interface AuditFilter {
+  /** Only what this moderator did. */
+  actorId?: string;
+  /** Only what was done to this record. */
+  targetType?: AuditTarget;
+  targetId?: string;
+}
+
+/** The log, newest first, a page at a time. */
+export function auditLog(ctx: Ctx, filter: AuditFilter, page: PageParams): Promise<AdminActionLogRow[]> {
+  let query = ctx.db.kysely.selectFrom("admin_action_logs").selectAll();
+  if (filter.actorId) query = query.where("account_id", "=", filter.actorId);
+  if (filter.targetType) query = query.where("target_type", "=", filter.targetType);
+  if (filter.targetId) query = query.where("target_id", "=", filter.targetId);
+  return fetchPage(query, "id", page);
+}

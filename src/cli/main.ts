@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from "../config.ts";
 import type { Ctx } from "../context.ts";
 import { ROOKERY_VERSION } from "../version.ts";
 import { accountsCreate, accountsDelete, accountsModify } from "./accounts.ts";
+import { rolesCreate, rolesList, rolesModify, rolesRemove } from "./roles.ts";
 import { helpText, parseCommandArgs, UsageError, type Command, type Output } from "./command.ts";
 import { dbMigrate } from "./db.ts";
 import { emailDomainBlocksAdd, emailDomainBlocksList, emailDomainBlocksRemove } from "./email_domain_blocks.ts";
@@ -19,6 +20,10 @@ export const COMMANDS: readonly Command[] = [
   accountsCreate,
   accountsModify,
   accountsDelete,
+  rolesList,
+  rolesCreate,
+  rolesModify,
+  rolesRemove,
   tokensCreate,
   settingsList,
   settingsGet,

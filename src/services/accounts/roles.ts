@@ -1,5 +1,7 @@
 import type { Kysely } from "kysely";
+import { newId } from "../../db/ids.ts";
 import type { Database, UserRoleRow } from "../../db/schema.ts";
+import { ValidationFailed } from "../../errors.ts";
 
 /** Permission bits, as Mastodon numbers them (UserRole::FLAGS). */
 export const PERMISSIONS = {
@@ -60,4 +62,109 @@ export async function findRoleByName(db: Kysely<Database>, name: string): Promis
     .where("name", "=", name)
     .where("id", "!=", EVERYONE_ROLE_ID)
     .executeTakeFirst();
+}
+
+/**
+ * Whether a moderator with role `actor` may act on someone with role `target` (Mastodon's
+ * `UserRole#overrides?`): only on a lower position; everyone's role (no role) is the lowest.
+ */
+export function outranks(
+  actor: Pick<UserRoleRow, "position">,
+  target: Pick<UserRoleRow, "position"> | undefined,
+): boolean {
+  return target === undefined || actor.position > target.position;
+}
+
+/** The names of the permissions a bit set grants, in Mastodon's order. */
+export function permissionNames(bits: number): Permission[] {
+  return (Object.keys(PERMISSIONS) as Permission[]).filter((name) => (bits & PERMISSIONS[name]) !== 0);
+}
+
+/** A bit set from permission names (`manage_reports,manage_users`); unknown names are listed in the error. */
+export function permissionBits(names: readonly string[]): number {
+  const unknown = names.filter((name) => !Object.hasOwn(PERMISSIONS, name));
+  if (unknown.length) throw new ValidationFailed(`Unknown permission ${unknown.join(", ")}`);
+  return names.reduce((bits, name) => bits | PERMISSIONS[name as Permission], 0);
+}
+
+export interface RoleSummary extends UserRoleRow {
+  users: number;
+}
+
+/** Every role, highest first, with how many users hold it (everyone's role last, without a count). */
+export async function listRoles(db: Kysely<Database>): Promise<RoleSummary[]> {
+  const [roles, counts] = await Promise.all([
+    db.selectFrom("user_roles").selectAll().orderBy("position", "desc").execute(),
+    db
+      .selectFrom("users")
+      .select(["role_id", (eb) => eb.fn.countAll<number>().as("n")])
+      .where("role_id", "is not", null)
+      .groupBy("role_id")
+      .execute(),
+  ]);
+  const byRole = new Map(counts.map((c) => [String(c.role_id), Number(c.n)]));
+  return roles.map((role) => ({ ...role, users: byRole.get(role.id) ?? 0 }));
+}
+
+export interface RoleParams {
+  name?: string;
+  permissions?: number;
+  position?: number;
+  color?: string;
+  highlighted?: boolean;
+}
+
+const COLOR = /^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6})?$/;
+
+function checkRole(params: RoleParams): void {
+  if (params.name !== undefined && (!params.name.trim() || params.name.length > 100))
+    throw new ValidationFailed("Name can't be blank (and is at most 100 characters)");
+  if (params.color !== undefined && !COLOR.test(params.color)) throw new ValidationFailed("Color must be like #a1b2c3");
+  if (params.position !== undefined && (!Number.isInteger(params.position) || Math.abs(params.position) > 65535))
+    throw new ValidationFailed("Position must be a whole number");
+}
+
+export async function createRole(db: Kysely<Database>, params: RoleParams & { name: string }): Promise<UserRoleRow> {
+  checkRole(params);
+  if (await findRoleByName(db, params.name.trim())) throw new ValidationFailed(`A role named ${params.name} exists`);
+  const now = new Date().toISOString();
+  return db
+    .insertInto("user_roles")
+    .values({
+      id: newId(),
+      name: params.name.trim(),
+      permissions: params.permissions ?? 0,
+      position: params.position ?? 0,
+      color: params.color ?? "",
+      highlighted: params.highlighted ?? false,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Changes a role; everyone's role keeps its empty name and lowest position. */
+export async function updateRole(db: Kysely<Database>, role: UserRoleRow, params: RoleParams): Promise<UserRoleRow> {
+  checkRole(params);
+  if (role.id === EVERYONE_ROLE_ID && (params.name !== undefined || params.position !== undefined))
+    throw new ValidationFailed("The role of everyone keeps its name and position");
+  if (params.name !== undefined && params.name.trim() !== role.name && (await findRoleByName(db, params.name.trim())))
+    throw new ValidationFailed(`A role named ${params.name} exists`);
+  return db
+    .updateTable("user_roles")
+    .set({
+      ...params,
+      ...(params.name !== undefined ? { name: params.name.trim() } : {}),
+      updated_at: new Date().toISOString(),
+    })
+    .where("id", "=", role.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Removes a role; its users fall back to everyone's role (the foreign key sets theirs to null). */
+export async function removeRole(db: Kysely<Database>, role: UserRoleRow): Promise<void> {
+  if (role.id === EVERYONE_ROLE_ID) throw new ValidationFailed("The role of everyone cannot be removed");
+  await db.deleteFrom("user_roles").where("id", "=", role.id).execute();
 }

@@ -20,6 +20,8 @@ import filterRoutes from "./api/v2/filters.ts";
 import reportRoutes from "./api/v1/reports.ts";
 import adminDomainBlockRoutes from "./api/v1/admin/domain_blocks.ts";
 import adminDomainAllowRoutes from "./api/v1/admin/domain_allows.ts";
+import adminMeasureRoutes from "./api/v1/admin/measures.ts";
+import adminTrendRoutes from "./api/v1/admin/trends.ts";
 import streamingRoutes from "./api/streaming.ts";
 import pushRoutes from "./api/v1/push.ts";
 import announcementRoutes from "./api/v1/announcements.ts";
@@ -67,6 +69,11 @@ import profilePageRoutes from "./web/public/profile.ts";
 import tagPageRoutes from "./web/public/tags.ts";
 import exportRoutes from "./web/exports.ts";
 import importRoutes from "./web/imports.ts";
+import adminAccountRoutes from "./api/v1/admin/accounts.ts";
+import adminEmailDomainBlockRoutes from "./api/v1/admin/email_domain_blocks.ts";
+import adminIpBlockRoutes, { registerIpAccess } from "./api/v1/admin/ip_blocks.ts";
+import adminCanonicalEmailBlockRoutes from "./api/v1/admin/canonical_email_blocks.ts";
+import adminReportRoutes from "./api/v1/admin/reports.ts";
 
 export interface AppOptions {
   /** Largest request body accepted outside multipart uploads, in bytes. */
@@ -135,6 +142,13 @@ const ROUTES: RouteModule[] = [
   archiveRoutes,
   exportRoutes,
   importRoutes,
+  adminReportRoutes,
+  adminEmailDomainBlockRoutes,
+  adminIpBlockRoutes,
+  adminCanonicalEmailBlockRoutes,
+  adminAccountRoutes,
+  adminMeasureRoutes,
+  adminTrendRoutes,
 ];
 
 /** Builds the HTTP application on a context (used by the server and by tests through `inject()`). */
@@ -179,6 +193,8 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
       "request",
     );
   });
+  // Addresses an admin blocked (`no_access`) get nothing, before anything else is read.
+  registerIpAccess(app, ctx);
   registerErrorHandling(app);
   app.setNotFoundHandler(notFoundHandler(ctx));
   registerCors(app);

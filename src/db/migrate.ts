@@ -36,6 +36,10 @@ import { accountAliases } from "./migrations/0037_account_aliases.ts";
 import { accountDeletion } from "./migrations/0038_account_deletion.ts";
 import { accountArchives } from "./migrations/0040_account_archives.ts";
 import { adminActionLogs } from "./migrations/0041_admin_action_logs.ts";
+import { accountWarnings } from "./migrations/0042_account_warnings.ts";
+import { reportModeration } from "./migrations/0043_report_moderation.ts";
+import { ipAndEmailBlocks } from "./migrations/0044_ip_and_email_blocks.ts";
+import { trendReviews } from "./migrations/0045_trend_reviews.ts";
 import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
@@ -79,6 +83,10 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   bulkImports,
   accountArchives,
   adminActionLogs,
+  accountWarnings,
+  reportModeration,
+  ipAndEmailBlocks,
+  trendReviews,
 ];
 
 /**

@@ -45,6 +45,7 @@ export const BOOLEAN_COLUMNS = new Set([
   "all_day",
   "published",
   "overwrite",
+  "trendable",
 ]);
 
 export interface AccountsTable {
@@ -94,6 +95,8 @@ export interface AccountsTable {
   also_known_as: string | null;
   /** Local accounts their owners deleted: suspended and emptied, the username kept taken. */
   deleted_at: Timestamp | null;
+  /** Marked sensitive by a moderator: its media are shown behind a warning. */
+  sensitized_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   followers_count: Counter;
   following_count: Counter;
   statuses_count: Counter;
@@ -415,6 +418,8 @@ export interface InstanceSettings {
   rules: InstanceRule[];
   show_domain_blocks: DomainBlocksVisibility;
   show_domain_blocks_rationale: DomainBlocksVisibility;
+  /** Whether tags, posts and links trend before a moderator approved them (Mastodon's setting). */
+  trendable_by_default: boolean;
 }
 
 /** Who may read the list of blocked servers (and their public reasons): nobody, users, everyone. */
@@ -500,6 +505,33 @@ export interface AdminActionLogsTable {
   created_at: Timestamp;
 }
 
+/** A moderator's action on an account, as its owner sees it (Mastodon's AccountWarning, a strike). */
+export interface AccountWarningsTable {
+  id: string;
+  /** The moderator; null once their account is gone. */
+  account_id: string | null;
+  target_account_id: string;
+  /** none, disable, mark_statuses_as_sensitive, delete_statuses, sensitive, silence, suspend. */
+  action: string;
+  text: ColumnType<string, string | undefined, string>;
+  report_id: string | null;
+  /** JSON array of status IDs, or null. */
+  status_ids: string | null;
+  /** When an appeal was granted. */
+  overruled_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A text moderators reuse in warnings (Mastodon's AccountWarningPreset). */
+export interface AccountWarningPresetsTable {
+  id: string;
+  title: ColumnType<string, string | undefined, string>;
+  text: ColumnType<string, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DomainAllowsTable {
   id: string;
   /** Lowercase, ASCII (punycode), without a port; matched exactly. */
@@ -526,6 +558,10 @@ export interface ReportsTable {
   /** JSON array of domains, or null. */
   forward_to_domains: string | null;
   action_taken_at: Timestamp | null;
+  /** The moderator who resolved it (null while unresolved). */
+  action_taken_by_account_id: string | null;
+  /** The moderator handling the report, if one took it. */
+  assigned_account_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -603,7 +639,40 @@ export interface NotificationRequestsTable {
 export interface EmailDomainBlocksTable {
   id: string;
   domain: string;
+  /** The block this one was made for (a mail server of its domain); removed with it. */
+  parent_id: string | null;
   created_at: Timestamp;
+}
+
+/** A sign-up refused by an e-mail domain block (its history). */
+export interface EmailDomainBlockAttemptsTable {
+  id: string;
+  email_domain_block_id: string;
+  ip: string | null;
+  created_at: Timestamp;
+}
+
+export type IpBlockSeverity = "sign_up_requires_approval" | "sign_up_block" | "no_access";
+
+/** A network whose sign-ups need approval or are refused, or that may not reach the server at all. */
+export interface IpBlocksTable {
+  id: string;
+  /** CIDR with the host bits cleared: `192.0.2.0/24`, `203.0.113.7/32`, `2001:db8::/32`. */
+  ip: string;
+  severity: IpBlockSeverity;
+  comment: string;
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A blocked e-mail address, kept as the SHA-256 of its canonical form. */
+export interface CanonicalEmailBlocksTable {
+  id: string;
+  canonical_email_hash: string;
+  reference_account_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export interface FollowsTable {
@@ -745,6 +814,26 @@ export interface TrendsTable {
   item_id: string;
   score: number;
   computed_at: Timestamp;
+}
+
+/** A moderator's review of a trending tag, status or link (Mastodon's `trendable`, `reviewed_at`). */
+export interface TrendReviewsTable {
+  kind: "tags" | "statuses" | "links";
+  item_id: string;
+  /** Approved (true) or rejected (false). */
+  trendable: boolean;
+  reviewed_at: Timestamp;
+}
+
+/** A publisher of links (Mastodon's PreviewCardProvider): its review covers its links. */
+export interface PreviewCardProvidersTable {
+  id: string;
+  domain: string;
+  trendable: boolean | null;
+  reviewed_at: Timestamp | null;
+  requested_review_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 /** tag_follows and featured_tags. */
@@ -945,6 +1034,9 @@ export interface Database {
   web_sessions: WebSessionsTable;
   notifications: NotificationsTable;
   email_domain_blocks: EmailDomainBlocksTable;
+  email_domain_block_attempts: EmailDomainBlockAttemptsTable;
+  ip_blocks: IpBlocksTable;
+  canonical_email_blocks: CanonicalEmailBlocksTable;
   follows: FollowsTable;
   blocks: BlocksTable;
   mutes: MutesTable;
@@ -979,6 +1071,8 @@ export interface Database {
   account_conversations: AccountConversationsTable;
   markers: MarkersTable;
   trends: TrendsTable;
+  trend_reviews: TrendReviewsTable;
+  preview_card_providers: PreviewCardProvidersTable;
   notification_policies: NotificationPoliciesTable;
   notification_permissions: NotificationPermissionsTable;
   notification_requests: NotificationRequestsTable;
@@ -990,6 +1084,8 @@ export interface Database {
   domain_allows: DomainAllowsTable;
   account_archives: AccountArchivesTable;
   admin_action_logs: AdminActionLogsTable;
+  account_warnings: AccountWarningsTable;
+  account_warning_presets: AccountWarningPresetsTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
   federation_kv: FederationKvTable;
@@ -1050,6 +1146,8 @@ export type PollRow = Selectable<PollsTable>;
 export type ScheduledStatusRow = Selectable<ScheduledStatusesTable>;
 export type PreviewCardRow = Selectable<PreviewCardsTable>;
 export type TagRow = Selectable<TagsTable>;
+export type TrendReviewRow = Selectable<TrendReviewsTable>;
+export type PreviewCardProviderRow = Selectable<PreviewCardProvidersTable>;
 export type StatusEditRow = Selectable<StatusEditsTable>;
 export type WebSessionRow = Selectable<WebSessionsTable>;
 export type NotificationRow = Selectable<NotificationsTable>;
@@ -1067,6 +1165,11 @@ export type DomainBlockRow = Selectable<DomainBlocksTable>;
 export type DomainAllowRow = Selectable<DomainAllowsTable>;
 export type AccountArchiveRow = Selectable<AccountArchivesTable>;
 export type AdminActionLogRow = Selectable<AdminActionLogsTable>;
+export type AccountWarningRow = Selectable<AccountWarningsTable>;
+export type AccountWarningPresetRow = Selectable<AccountWarningPresetsTable>;
+export type EmailDomainBlockRow = Selectable<EmailDomainBlocksTable>;
+export type IpBlockRow = Selectable<IpBlocksTable>;
+export type CanonicalEmailBlockRow = Selectable<CanonicalEmailBlocksTable>;
 export type WebPushSubscriptionRow = Selectable<WebPushSubscriptionsTable>;
 export type AnnouncementRow = Selectable<AnnouncementsTable>;
 export type CustomFilterKeywordRow = Selectable<CustomFilterKeywordsTable>;

@@ -3,6 +3,9 @@ import { applicationById } from "../../db/queries/applications.ts";
 import type { ApplicationRow } from "../../db/schema.ts";
 import { Forbidden, ValidationFailed } from "../../errors.ts";
 import { isLanguageCode } from "../../text/languages.ts";
+import { canonicalEmailBlocked } from "../admin/canonical_email_blocks.ts";
+import { emailDomainBlockMatching } from "../admin/email_domain_blocks.ts";
+import { signUpIpRule } from "../admin/ip_blocks.ts";
 import { loadSettings } from "../instance/settings.ts";
 import { sendConfirmation } from "./confirmation.ts";
 import { createLocalUser, type LocalUser } from "./create.ts";
@@ -29,29 +32,26 @@ export function isSupportedLocale(locale: string): boolean {
   return match !== null && isLanguageCode(match[1]);
 }
 
-/** Whether the e-mail's domain, or a domain above it, is on the admin's block list. */
-async function emailDomainBlocked(ctx: Ctx, domain: string): Promise<boolean> {
-  const labels = domain.toLowerCase().split(".");
-  const candidates = labels
-    .map((_, i) => labels.slice(i).join("."))
-    .filter((d) => d.includes(".") || d === domain.toLowerCase());
-  const row = await ctx.db.kysely
-    .selectFrom("email_domain_blocks")
-    .select("id")
-    .where("domain", "in", candidates)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/** ERR_BLOCKED or ERR_UNREACHABLE for an address whose domain may not sign up, else undefined. */
+/**
+ * ERR_BLOCKED, ERR_UNREACHABLE or ERR_TAKEN for an address that may not sign up, else undefined:
+ * its domain (or one above it) or one of its mail servers is on the e-mail domain block list (the
+ * attempt from `ip` counts in the block's history), it cannot receive mail, or the address itself
+ * is blocked (a canonical e-mail block answers `taken`, as Mastodon does).
+ */
 export async function emailDomainProblem(
   ctx: Ctx,
   email: string,
+  ip: string | null = null,
 ): Promise<{ error: ErrorCode; description: string } | undefined> {
   const domain = email.trim().split("@").pop()!.toLowerCase();
-  if (await emailDomainBlocked(ctx, domain)) return { error: "ERR_BLOCKED", description: "is not allowed" };
+  const blocked = { error: "ERR_BLOCKED", description: "is not allowed" } as const;
+  if (await emailDomainBlockMatching(ctx, [domain], ip)) return blocked;
   if (!(await ctx.mailDomains.canReceiveMail(domain)))
     return { error: "ERR_UNREACHABLE", description: "does not seem to exist" };
+  const servers = ctx.mailDomains.mailServers ? await ctx.mailDomains.mailServers(domain) : [];
+  if (servers.length > 0 && (await emailDomainBlockMatching(ctx, servers, ip))) return blocked;
+  if (await canonicalEmailBlocked(ctx.db.kysely, email.trim()))
+    return { error: "ERR_TAKEN", description: "has already been taken" };
   return undefined;
 }
 
@@ -78,19 +78,22 @@ export async function registerUser(
 ): Promise<LocalUser> {
   const { values: settings } = await loadSettings(ctx.db.kysely);
   if (settings.registrations_mode === "none") throw new Forbidden("Forbidden");
-  const approvalRequired = settings.registrations_mode === "approved";
+  // IP blocks: a refused network is answered as closed registrations are (Mastodon's allowed_registration?).
+  const ipRule = await signUpIpRule(ctx, ip);
+  if (ipRule === "sign_up_block") throw new Forbidden("Forbidden");
+  const approvalRequired = settings.registrations_mode === "approved" || ipRule === "sign_up_requires_approval";
 
   const details = await validateNewUser(ctx.db.kysely, params, { allowReserved: false });
   if (!params.agreement) add(details, "agreement", "ERR_ACCEPTED", "must be accepted");
   if (params.locale && !isSupportedLocale(params.locale))
     add(details, "locale", "ERR_INCLUSION", "is not included in the list");
   const reason = params.reason?.trim() ?? "";
-  if (approvalRequired && settings.require_invite_text && reason === "")
+  if (settings.registrations_mode === "approved" && settings.require_invite_text && reason === "")
     add(details, "reason", "ERR_BLANK", "can't be blank");
   if ([...reason].length > REASON_MAX)
     add(details, "reason", "ERR_TOO_LONG", `is too long (maximum is ${REASON_MAX} characters)`);
   if (!details.email) {
-    const problem = await emailDomainProblem(ctx, params.email);
+    const problem = await emailDomainProblem(ctx, params.email, ip || null);
     if (problem) add(details, "email", problem.error, problem.description);
   }
   if (Object.keys(details).length > 0) throw new ValidationFailed(describeDetails(details), { details });

@@ -28,6 +28,7 @@ export type AuditTarget =
   | "Setting"
   | "UserRole"
   | "Tag"
+  | "PreviewCard"
   | "PreviewCardProvider";
 
 export interface AuditEntry {

@@ -13,6 +13,7 @@ import { fetchPage, type PageParams } from "../../db/paging.ts";
 import type { Database, DomainAllowRow } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
 import { purgeRemoteAccounts } from "../accounts/purge.ts";
+import { recordAction } from "./audit.ts";
 import { normalizeDomain } from "./domain_names.ts";
 
 /** The job that removes what a domain no longer allowed had here. */
@@ -52,8 +53,12 @@ export async function domainAllowFor(ctx: Ctx, text: string): Promise<DomainAllo
   return ctx.db.kysely.selectFrom("domain_allows").selectAll().where("domain", "=", domain).executeTakeFirst();
 }
 
-/** Allows `domain`; allowing it again answers the existing row, as Mastodon does. */
-export async function allowDomain(ctx: Ctx, text: string | undefined): Promise<DomainAllowRow> {
+/**
+ * Allows `domain`; allowing it again answers the existing row, as Mastodon does (and logs nothing).
+ * With `actorId` (a moderator through the API) the audit log records it; the CLI has no account to
+ * name and records nothing.
+ */
+export async function allowDomain(ctx: Ctx, text: string | undefined, actorId?: string): Promise<DomainAllowRow> {
   if (!text?.trim()) throw new ValidationFailed("Domain can't be blank");
   const domain = normalizeDomain(withoutPort(text.trim()));
   if (!domain) throw new ValidationFailed("Domain is not a valid domain name");
@@ -63,11 +68,22 @@ export async function allowDomain(ctx: Ctx, text: string | undefined): Promise<D
   if (found) return found;
   const now = new Date().toISOString();
   try {
-    return await ctx.db.kysely
-      .insertInto("domain_allows")
-      .values({ id: newId(), domain, created_at: now, updated_at: now })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return await ctx.db.kysely.transaction().execute(async (tx) => {
+      const row = await tx
+        .insertInto("domain_allows")
+        .values({ id: newId(), domain, created_at: now, updated_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (actorId)
+        await recordAction(tx, {
+          actorId,
+          action: "create",
+          targetType: "DomainAllow",
+          targetId: row.id,
+          humanIdentifier: row.domain,
+        });
+      return row;
+    });
   } catch (error) {
     // Two admins allowing the same domain at once: one row, both answered with it.
     if (isUniqueViolation(error)) return (await existing())!;
@@ -77,13 +93,21 @@ export async function allowDomain(ctx: Ctx, text: string | undefined): Promise<D
 
 /**
  * Takes a domain off the list. In limited federation mode its accounts and everything they had
- * here are removed by a job, as Mastodon's UnallowDomainService does.
+ * here are removed by a job, as Mastodon's UnallowDomainService does. `actorId`: as for allowDomain.
  */
-export async function unallowDomain(ctx: Ctx, id: string | undefined): Promise<DomainAllowRow> {
+export async function unallowDomain(ctx: Ctx, id: string | undefined, actorId?: string): Promise<DomainAllowRow> {
   const row = await domainAllowOf(ctx, id);
   const cut = await ctx.db.kysely.transaction().execute(async (tx) => {
     const removed = await tx.deleteFrom("domain_allows").where("id", "=", row.id).executeTakeFirst();
     if (Number(removed.numDeletedRows) === 0) throw new NotFound();
+    if (actorId)
+      await recordAction(tx, {
+        actorId,
+        action: "destroy",
+        targetType: "DomainAllow",
+        targetId: row.id,
+        humanIdentifier: row.domain,
+      });
     if (!ctx.config.limitedFederationMode) return [];
     // Suspended at once (hidden everywhere, refused as senders), purged by the job.
     const accounts = await tx

@@ -15,6 +15,7 @@ import type { Database, DomainBlockRow, DomainBlockSeverity } from "../../db/sch
 import { ApiError, NotFound, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 import { purgeRemoteAccounts } from "../accounts/purge.ts";
+import { recordAction } from "./audit.ts";
 
 export { normalizeDomain, SEVERITIES } from "./domain_names.ts";
 
@@ -113,6 +114,18 @@ async function liftBlock(tx: Kysely<Database>, block: DomainBlockRow): Promise<v
     .execute();
 }
 
+/** The log entry of a moderator's change to `block` (Mastodon's action names). */
+function auditEntry(actorId: string, action: "create" | "update" | "destroy", block: DomainBlockRow) {
+  return {
+    actorId,
+    action,
+    targetType: "DomainBlock" as const,
+    targetId: block.id,
+    humanIdentifier: block.domain,
+    detail: block.severity,
+  };
+}
+
 export function listDomainBlocks(ctx: Ctx, page: PageParams): Promise<DomainBlockRow[]> {
   return fetchPage(ctx.db.kysely.selectFrom("domain_blocks").selectAll(), "id", page);
 }
@@ -137,12 +150,14 @@ export class DomainAlreadyBlocked extends Unprocessable {
 /**
  * Blocks a domain. 422 `Domain can't be blank` without one; DomainAlreadyBlocked when a block of
  * the same domain exists, or one above it that is at least as strict (`render` shapes it for the
- * answer).
+ * answer). With `actorId` (a moderator through the API) the audit log records it; the CLI has no
+ * account to name and records nothing.
  */
 export async function createDomainBlock(
   ctx: Ctx,
   params: DomainBlockParams,
   render: (existing: DomainBlockRow) => unknown,
+  actorId?: string,
 ): Promise<DomainBlockRow> {
   if (!params.domain?.trim()) throw new ValidationFailed("Domain can't be blank");
   const domain = normalizeDomain(params.domain);
@@ -174,18 +189,20 @@ export async function createDomainBlock(
       .returningAll()
       .executeTakeFirstOrThrow();
     await applyBlock(ctx, tx, block);
+    if (actorId) await recordAction(tx, auditEntry(actorId, "create", block));
     return block;
   });
 }
 
 /**
  * Changes a block's settings and applies the new severity to the covered accounts. An unknown
- * severity is the spec's 500 (Mastodon's enum raises).
+ * severity is the spec's 500 (Mastodon's enum raises). `actorId`: as for createDomainBlock.
  */
 export async function updateDomainBlock(
   ctx: Ctx,
   id: string | undefined,
   params: DomainBlockParams,
+  actorId?: string,
 ): Promise<DomainBlockRow> {
   const current = await domainBlockOf(ctx, id);
   if (params.severity !== undefined && !SEVERITIES.includes(params.severity as DomainBlockSeverity))
@@ -210,17 +227,19 @@ export async function updateDomainBlock(
       await liftBlock(tx, current);
       await applyBlock(ctx, tx, updated);
     }
+    if (actorId) await recordAction(tx, auditEntry(actorId, "update", updated));
     return updated;
   });
 }
 
-/** Lifts a block: the accounts it suspended or silenced are restored. */
-export async function removeDomainBlock(ctx: Ctx, id: string | undefined): Promise<DomainBlockRow> {
+/** Lifts a block: the accounts it suspended or silenced are restored. `actorId`: as for createDomainBlock. */
+export async function removeDomainBlock(ctx: Ctx, id: string | undefined, actorId?: string): Promise<DomainBlockRow> {
   const current = await domainBlockOf(ctx, id);
   await ctx.db.kysely.transaction().execute(async (tx) => {
     const removed = await tx.deleteFrom("domain_blocks").where("id", "=", current.id).executeTakeFirst();
     if (Number(removed.numDeletedRows) === 0) throw new NotFound();
     await liftBlock(tx, current);
+    if (actorId) await recordAction(tx, auditEntry(actorId, "destroy", current));
   });
   return current;
 }

@@ -66,6 +66,10 @@ export const SETTING_DEFINITIONS: Record<keyof InstanceSettings, SettingDefiniti
     type: { kind: "choice", choices: ["disabled", "users", "all"] },
     description: "Who sees the public reasons in that list: disabled, users or all",
   },
+  trendable_by_default: {
+    type: { kind: "boolean" },
+    description: "Let hashtags, posts and links trend before a moderator reviewed them",
+  },
 };
 
 export const DEFAULT_SETTINGS: InstanceSettings = {
@@ -83,6 +87,7 @@ export const DEFAULT_SETTINGS: InstanceSettings = {
   rules: [],
   show_domain_blocks: "disabled",
   show_domain_blocks_rationale: "disabled",
+  trendable_by_default: true,
 };
 
 export function isSettingKey(key: string): key is keyof InstanceSettings {

@@ -4,6 +4,12 @@ import { Resolver, promises as dns } from "node:dns";
 export interface MailDomainChecker {
   /** true: reachable; false: definitely not; the check never throws. */
   canReceiveMail(domain: string): Promise<boolean>;
+  /**
+   * The host names of the domain's mail servers (its MX records), [] when it has none or DNS
+   * fails; never throws. Absent where DNS is not asked (EMAIL_DOMAIN_DNS_CHECK=false, loopback):
+   * e-mail domain blocks then cover no mail servers.
+   */
+  mailServers?(domain: string): Promise<string[]>;
 }
 
 const NOT_FOUND = new Set(["ENOTFOUND", "ENODATA", "NXDOMAIN", "ENONAME"]);
@@ -35,6 +41,22 @@ export function dnsMailDomainChecker(timeoutMs = 3000): MailDomainChecker {
       ]);
       if (answers.includes("yes")) return true;
       return answers.includes("unknown");
+    },
+    async mailServers(domain) {
+      const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
+      return new Promise((resolve) =>
+        resolver.resolveMx(domain, (error, records) =>
+          resolve(
+            error
+              ? []
+              : [
+                  ...new Set(
+                    records.map((r) => r.exchange.toLowerCase().replace(/\.$/, "")).filter((host) => host !== ""),
+                  ),
+                ],
+          ),
+        ),
+      );
     },
   };
 }

@@ -61,7 +61,10 @@ export async function createReport(ctx: Ctx, reporter: AccountRow, params: Repor
 /** Stores a report and tells its subscribers (moderators, federation) in the same transaction. */
 async function storeReport(
   ctx: Ctx,
-  values: Omit<ReportRow, "id" | "action_taken_at" | "created_at" | "updated_at">,
+  values: Omit<
+    ReportRow,
+    "id" | "action_taken_at" | "action_taken_by_account_id" | "assigned_account_id" | "created_at" | "updated_at"
+  >,
 ): Promise<ReportRow> {
   const now = new Date().toISOString();
   return ctx.dispatcher.transaction(async (tx) => {

@@ -5,8 +5,7 @@
  *   `user@domain` first; then the most followed. Suspended, unconfirmed and blocking or blocked
  *   accounts are left out; `following` keeps the ones the viewer follows.
  * - Hashtags: names starting with the query, shortest first. With `excludeUnreviewed`, only
- *   tags a moderator reviewed, and the tag named exactly as the query; Rookery has no tag review
- *   yet, so that is the exact tag alone (what Mastodon answers when nothing was reviewed).
+ *   tags a moderator reviewed (the trends review), and the tag named exactly as the query.
  * - Statuses (signed-in viewers only, as in Mastodon): every word in the text or content warning,
  *   among the viewer's own posts, the posts that mention them or that they favourited,
  *   bookmarked or boosted, and public posts of authors who opted in to search (`indexable`);
@@ -161,9 +160,12 @@ export async function searchHashtags(
   if (!prefix || options.limit <= 0 || !/^[\p{L}\p{M}\p{N}_·・\u200c]+$/u.test(prefix)) return [];
   let tags = ctx.db.kysely.selectFrom("tags").selectAll();
   if (options.excludeUnreviewed) {
-    // No tag is reviewed (there is no tag review yet): the exact name is all that is left.
-    tags = tags.where(sql<SqlBool>`lower(name) = ${prefix}`);
-  } else if (ctx.db.engine === "sqlite") {
+    // Mastodon's: the exact name, or names a moderator reviewed (trends review), among the matches.
+    tags = tags.where(
+      sql<SqlBool>`(lower(name) = ${prefix} OR EXISTS (SELECT 1 FROM trend_reviews r WHERE r.kind = 'tags' AND r.item_id = tags.id))`,
+    );
+  }
+  if (ctx.db.engine === "sqlite") {
     // A range on the lower(name) index: every name with the prefix, and only those (binary order).
     const next = prefix.slice(0, -1) + String.fromCodePoint(prefix.codePointAt(prefix.length - 1)! + 1);
     tags = tags

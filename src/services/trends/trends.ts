@@ -11,7 +11,8 @@
  *   accounts sharing it in the last day plus a seventh of those of the week.
  * - Accounts (for suggestions): the most followed local, discoverable accounts that posted in
  *   the last 30 days.
- * Silenced and suspended authors count for nothing.
+ * Silenced and suspended authors count for nothing. What the public sees of the hashtags, statuses
+ * and links is then what moderators' review allows (review.ts); moderators see every place.
  */
 import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
@@ -20,6 +21,7 @@ import { statusesByIds } from "../../db/queries/statuses.ts";
 import type { AccountRow, PreviewCardRow, StatusRow, TagRow, TrendsTable } from "../../db/schema.ts";
 import { hiddenAccounts } from "../visibility/exclusions.ts";
 import { filterVisible } from "../visibility/find.ts";
+import { ensureProviders, linkReviewStates, reviewStates } from "./review.ts";
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
@@ -148,6 +150,22 @@ export async function refreshTrends(ctx: Ctx, now: number = Date.now()): Promise
       }
     }
   });
+  if (rankings.links.length > 0) {
+    const cards = await ctx.db.kysely
+      .selectFrom("preview_cards")
+      .select("url")
+      .where(
+        "id",
+        "in",
+        rankings.links.map((r) => r.id),
+      )
+      .execute();
+    await ensureProviders(
+      ctx.db.kysely,
+      cards.map((c) => c.url),
+      computedAt,
+    );
+  }
   return {
     tags: rankings.tags.length,
     statuses: rankings.statuses.length,
@@ -159,11 +177,43 @@ export async function refreshTrends(ctx: Ctx, now: number = Date.now()): Promise
 export interface OffsetPage {
   limit: number;
   offset: number;
+  /** Every ranked item, reviewed or not (what moderators see); otherwise only what review allows. */
+  unreviewed?: boolean;
+}
+
+/** The IDs among `ids` (one ranking, in order) that review lets the public see. */
+async function allowedIds(ctx: Ctx, kind: "tags" | "statuses" | "links", ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const db = ctx.db.kysely;
+  const states =
+    kind === "links"
+      ? await linkReviewStates(
+          db,
+          await db.selectFrom("preview_cards").select(["id", "url"]).where("id", "in", ids).execute(),
+        )
+      : await reviewStates(db, kind, ids);
+  return ids.filter((id) => states.get(id)?.trendable === true);
 }
 
 /** The IDs of a ranking's places `offset` … `offset + limit`, in order. */
 async function rankingIds(ctx: Ctx, kind: Kind, page: OffsetPage): Promise<string[]> {
   if (page.limit <= 0) return [];
+  if (kind !== "accounts" && !page.unreviewed) {
+    // A ranking keeps at most KEEP places: all of them are read, and review filters them.
+    const ranked = await ctx.db.kysely
+      .selectFrom("trends")
+      .select("item_id")
+      .where("kind", "=", kind)
+      .orderBy("position")
+      .limit(KEEP)
+      .execute();
+    const allowed = await allowedIds(
+      ctx,
+      kind,
+      ranked.map((r) => r.item_id),
+    );
+    return allowed.slice(page.offset, page.offset + page.limit);
+  }
   const rows = await ctx.db.kysely
     .selectFrom("trends")
     .select("item_id")
@@ -217,6 +267,17 @@ export async function trendingLinks(ctx: Ctx, page: OffsetPage, now: number = Da
     ids,
     await ctx.db.kysely.selectFrom("preview_cards").selectAll().where("id", "in", ids).execute(),
   );
+  return withHistories(ctx, cards, now);
+}
+
+/** Each card with its last seven days of public shares (one query for all of them). */
+export async function withHistories(
+  ctx: Ctx,
+  cards: readonly PreviewCardRow[],
+  now: number = Date.now(),
+): Promise<TrendingLink[]> {
+  if (cards.length === 0) return [];
+  const ids = cards.map((c) => c.id);
   const today = Math.floor(now / DAY) * DAY;
   const shares = await ctx.db.kysely
     .selectFrom("preview_cards_statuses as pcs")

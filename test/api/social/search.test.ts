@@ -115,13 +115,29 @@ describe("search", () => {
       assert.deepEqual(names(await search(q("searcht", "&type=hashtags&limit=1&offset=1"))), ["searchtagging"]);
     });
 
-    test("exclude_unreviewed keeps the exact tag only, as no tag has been reviewed", async () => {
-      await postStatus(server, author, { status: "#reviewme #reviewmelater" });
+    test("exclude_unreviewed keeps the exact tag and the tags a moderator reviewed", async () => {
+      await postStatus(server, author, { status: "#reviewme #reviewmelater #reviewmenow" });
       const names = (r: Results) => r.hashtags.map((h) => h.name);
       assert.deepEqual(names(await search(q("reviewme", "&exclude_unreviewed=true"))), ["reviewme"]);
       assert.deepEqual(names(await search(q("#REVIEWME", "&exclude_unreviewed=1"))), ["reviewme"]);
       assert.deepEqual(names(await search(q("review", "&exclude_unreviewed=true"))), []);
-      assert.deepEqual(names(await search(q("reviewme", "&exclude_unreviewed=false"))), ["reviewme", "reviewmelater"]);
+      assert.deepEqual(names(await search(q("reviewme", "&exclude_unreviewed=false"))), [
+        "reviewme",
+        "reviewmenow",
+        "reviewmelater",
+      ]);
+      // A review (approval or rejection: reviewed either way, as Mastodon's `reviewed` scope).
+      const tag = await server.ctx.db.kysely
+        .selectFrom("tags")
+        .select("id")
+        .where("name", "=", "reviewmelater")
+        .executeTakeFirstOrThrow();
+      await server.ctx.db.kysely
+        .insertInto("trend_reviews")
+        .values({ kind: "tags", item_id: tag.id, trendable: false, reviewed_at: new Date().toISOString() })
+        .execute();
+      assert.deepEqual(names(await search(q("review", "&exclude_unreviewed=true"))), ["reviewmelater"]);
+      assert.deepEqual(names(await search(q("reviewme", "&exclude_unreviewed=true"))), ["reviewme", "reviewmelater"]);
     });
   });
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../../context.ts";
 import { serializeAdminDomainAllow } from "../../../entities/domain_allow.ts";
 import { allowDomain, domainAllowOf, listDomainAllows, unallowDomain } from "../../../services/admin/domain_allows.ts";
+import { userOf } from "../../auth.ts";
 import { pageParams, setLinkHeader } from "../../pagination.ts";
 import { toId, toStringParam } from "../../params.ts";
 
@@ -25,11 +26,11 @@ export default async function adminDomainAllowRoutes(app: FastifyInstance, ctx: 
   );
   // An already allowed domain answers its existing allow with 200, as Mastodon does.
   app.post("/api/v1/admin/domain_allows", { preHandler: write }, async (req) =>
-    serializeAdminDomainAllow(await allowDomain(ctx, toStringParam(req.input.domain))),
+    serializeAdminDomainAllow(await allowDomain(ctx, toStringParam(req.input.domain), userOf(req).account.id)),
   );
   // Mastodon answers an empty object (render_empty), not the removed allow.
   app.delete("/api/v1/admin/domain_allows/:id", { preHandler: write }, async (req) => {
-    await unallowDomain(ctx, toId(req.input.id));
+    await unallowDomain(ctx, toId(req.input.id), userOf(req).account.id);
     return {};
   });
 }

@@ -9,6 +9,7 @@ import {
   updateDomainBlock,
   type DomainBlockParams,
 } from "../../../services/admin/domain_blocks.ts";
+import { userOf } from "../../auth.ts";
 import { pageParams, setLinkHeader } from "../../pagination.ts";
 import { toBoolean, toId, toStringParam, type ParamObject } from "../../params.ts";
 import { updateRoute } from "../../update_route.ts";
@@ -40,14 +41,16 @@ export default async function adminDomainBlockRoutes(app: FastifyInstance, ctx: 
     serializeAdminDomainBlock(await domainBlockOf(ctx, toId(req.input.id))),
   );
   app.post("/api/v1/admin/domain_blocks", { preHandler: write }, async (req) =>
-    serializeAdminDomainBlock(await createDomainBlock(ctx, blockParams(req.input), serializeAdminDomainBlock)),
+    serializeAdminDomainBlock(
+      await createDomainBlock(ctx, blockParams(req.input), serializeAdminDomainBlock, userOf(req).account.id),
+    ),
   );
   updateRoute(app, "/api/v1/admin/domain_blocks/:id", { preHandler: write }, async (req) => {
     const { domain: _ignored, ...changes } = blockParams(req.input);
-    return serializeAdminDomainBlock(await updateDomainBlock(ctx, toId(req.input.id), changes));
+    return serializeAdminDomainBlock(await updateDomainBlock(ctx, toId(req.input.id), changes, userOf(req).account.id));
   });
   app.delete("/api/v1/admin/domain_blocks/:id", { preHandler: write }, async (req) => {
-    await removeDomainBlock(ctx, toId(req.input.id));
+    await removeDomainBlock(ctx, toId(req.input.id), userOf(req).account.id);
     return {};
   });
 }

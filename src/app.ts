@@ -71,7 +71,7 @@ import exportRoutes from "./web/exports.ts";
 import importRoutes from "./web/imports.ts";
 import adminAccountRoutes from "./api/v1/admin/accounts.ts";
 import adminEmailDomainBlockRoutes from "./api/v1/admin/email_domain_blocks.ts";
-import adminIpBlockRoutes, { registerIpAccess } from "./api/v1/admin/ip_blocks.ts";
+import adminIpBlockRoutes, { ipAccessGate } from "./api/v1/admin/ip_blocks.ts";
 import adminCanonicalEmailBlockRoutes from "./api/v1/admin/canonical_email_blocks.ts";
 import adminReportRoutes from "./api/v1/admin/reports.ts";
 
@@ -175,9 +175,12 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
     requestTimeout: 120_000,
   });
 
-  app.addHook("onRequest", async (req, reply) => {
+  // Addresses an admin blocked (`no_access`) get nothing, before anything else is read.
+  const ipAccess = ipAccessGate(ctx);
+  app.addHook("onRequest", (req, reply, done) => {
     reply.header("X-Request-Id", req.id);
     reply.header("Vary", "Authorization, Origin");
+    ipAccess(req, reply, done);
   });
   // A client that hangs up before its answer stops the request's further reads (db/abort.ts).
   app.addHook("onRequest", (req, reply, done) => {
@@ -193,8 +196,6 @@ export async function buildApp(ctx: Ctx, options: AppOptions = {}): Promise<Fast
       "request",
     );
   });
-  // Addresses an admin blocked (`no_access`) get nothing, before anything else is read.
-  registerIpAccess(app, ctx);
   registerErrorHandling(app);
   app.setNotFoundHandler(notFoundHandler(ctx));
   registerCors(app);

@@ -266,13 +266,16 @@ function currentRules(ctx: Ctx): IpRules | Promise<IpRules> {
 const THIS_MACHINE = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
 
 /**
- * Whether a `no_access` block covers `ip` (the request's client address). Answered from memory
- * but for the first request after a change or REFRESH_MS.
+ * Whether a `no_access` block covers `ip` (the request's client address). Answered from memory,
+ * synchronously, but for the first request after a change or REFRESH_MS (then a promise): every
+ * request asks, so the common answer costs no promise.
  */
-export async function ipAccessDenied(ctx: Ctx, ip: string | undefined): Promise<boolean> {
+export function ipAccessDenied(ctx: Ctx, ip: string | undefined): boolean | Promise<boolean> {
   if (!ip || THIS_MACHINE.has(ip)) return false;
   const rules = currentRules(ctx);
-  return (rules instanceof Promise ? await rules : rules).bySeverity.no_access.has(ip);
+  return rules instanceof Promise
+    ? rules.then((loaded) => loaded.bySeverity.no_access.has(ip))
+    : rules.bySeverity.no_access.has(ip);
 }
 
 /** The strictest sign-up severity that covers `ip`, if any (`no_access` counts as a refusal). */

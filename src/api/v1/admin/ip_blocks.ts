@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../../context.ts";
 import { serializeAdminIpBlock } from "../../../entities/ip_block.ts";
 import {
@@ -35,14 +35,21 @@ function ipBlockParams(input: ParamObject): IpBlockParams {
 
 /**
  * The admin API for IP blocks (Mastodon's Api::V1::Admin::IpBlocksController): the Manage Blocks
- * permission and the ip_blocks scopes. `registerIpAccess` is the `no_access` refusal of every
+ * permission and the ip_blocks scopes. `ipAccessGate` is the `no_access` refusal of every
  * request (Mastodon's Rack::Attack blocklist: a bare 403 `Forbidden`, before anything else is
  * read), answered from the in-memory list of services/admin/ip_blocks.ts; app.ts installs it.
  */
-export function registerIpAccess(app: FastifyInstance, ctx: Ctx): void {
-  app.addHook("onRequest", async (req, reply) => {
-    if (await ipAccessDenied(ctx, req.ip)) return reply.code(403).type("text/plain; charset=utf-8").send("Forbidden\n");
-  });
+export function ipAccessGate(ctx: Ctx) {
+  const refuse = (reply: FastifyReply) => reply.code(403).type("text/plain; charset=utf-8").send("Forbidden\n");
+  return (req: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    const denied = ipAccessDenied(ctx, req.ip);
+    if (denied === false) return done();
+    if (denied === true) return void refuse(reply);
+    denied.then(
+      (no) => (no ? void refuse(reply) : done()),
+      (error: unknown) => done(error as Error),
+    );
+  };
 }
 
 export default async function adminIpBlockRoutes(app: FastifyInstance, ctx: Ctx) {

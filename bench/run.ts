@@ -61,6 +61,9 @@ interface Scenario {
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** What a browser sends when it opens a page. */
+const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
 /** Cycles through the data set's tokens, one per request. */
 function tokenCycle(manifest: Manifest): () => string {
   let i = 0;
@@ -180,6 +183,27 @@ const SCENARIOS: Scenario[] = [
           body: JSON.stringify({ status: parts.join(" "), visibility, language: "en" }),
         };
       };
+    },
+  },
+  // Optional: the public pages a browser opens (server-rendered from the API's serializers).
+  {
+    name: "profile_page",
+    title: "GET /@username (browser, 20 posts and the pins)",
+    optional: true,
+    requests: (m) => {
+      const rng = new Random(5);
+      const names = m.tokens.map((t) => t.username);
+      return () => ({ path: `/@${rng.pick(names)}`, headers: { accept: BROWSER_ACCEPT } });
+    },
+  },
+  {
+    name: "tag_page",
+    needs: "statuses",
+    title: "GET /tags/:name (browser, 20 posts)",
+    optional: true,
+    requests: () => {
+      const rng = new Random(6);
+      return () => ({ path: `/tags/${rng.pick(TAGS)}`, headers: { accept: BROWSER_ACCEPT } });
     },
   },
   // Optional: instance-wide statistics that anonymous clients and crawlers fetch.

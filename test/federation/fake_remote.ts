@@ -26,7 +26,10 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { getDocumentLoader, signJsonLd, signRequest } from "@fedify/fedify";
-import type { Pki } from "./two_servers.ts";
+import tls from "node:tls";
+import { installOutboundAgent } from "../../src/services/http/outbound.ts";
+import { createTestServer, type TestServer } from "../kit.ts";
+import { makePki, removePki, tlsFront, type Pki } from "./pki.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 const AS_PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
@@ -470,4 +473,50 @@ export function activity(name: string, vars: Record<string, string>): Record<str
     },
   );
   return JSON.parse(text) as Record<string, unknown>;
+}
+
+export interface ServerBesideFakes {
+  /** The Rookery server, `https://rookery.test:PORT` behind a TLS front, its job workers running. */
+  server: TestServer;
+  fake: FakeRemote;
+  close(): Promise<void>;
+}
+
+/**
+ * One Rookery server beside the fake servers `hosts` (e.g. `keys.example`), all trusting one
+ * throwaway CA, host names mapped to loopback as in production with loopback allowed; `env` adds
+ * configuration (e.g. AUTHORIZED_FETCH). The fake servers get their actors with `fake.addActor`.
+ */
+export async function startServerBesideFakes(
+  hosts: string[],
+  env: Record<string, string> = {},
+): Promise<ServerBesideFakes> {
+  const pki = makePki(["rookery.test", ...hosts]);
+  tls.setDefaultCACertificates([...tls.getCACertificates("default"), pki.caPem]);
+  const fake = await startFakeRemote(pki);
+  let rookeryPort = 0;
+  const front = await tlsFront(pki, () => rookeryPort);
+  const server = await createTestServer({
+    env: {
+      LOCAL_DOMAIN: `rookery.test:${(front.address() as AddressInfo).port}`,
+      LOCAL_HTTPS: "true",
+      ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1/32",
+      OUTBOUND_HOSTS: ["rookery.test", ...hosts].map((host) => `${host}=127.0.0.1`).join(","),
+      ...env,
+    },
+  });
+  await server.app.listen({ port: 0, host: "127.0.0.1" });
+  rookeryPort = (server.app.server.address() as AddressInfo).port;
+  await server.ctx.jobs.start({ concurrency: 2, pollInterval: 50 });
+  installOutboundAgent(server.config);
+  return {
+    server,
+    fake,
+    async close() {
+      await server.close();
+      await new Promise((resolve) => front.close(resolve));
+      await fake.close();
+      removePki(pki);
+    },
+  };
 }

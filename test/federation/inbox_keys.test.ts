@@ -5,52 +5,32 @@
  * before any key is fetched.
  */
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import tls from "node:tls";
 import { after, before, describe, test } from "node:test";
-import { installOutboundAgent } from "../../src/services/http/outbound.ts";
-import { createTestServer, createUser, eventually, type TestServer } from "../kit.ts";
-import { nextId, startFakeRemote, type FakeActor, type FakeRemote } from "./fake_remote.ts";
-import { makePki, tlsFront, type Pki } from "./two_servers.ts";
+import { createUser, eventually, type TestServer } from "../kit.ts";
+import {
+  nextId,
+  startServerBesideFakes,
+  type FakeActor,
+  type FakeRemote,
+  type ServerBesideFakes,
+} from "./fake_remote.ts";
 
 const PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
 
 describe("inbox signatures and keys", () => {
-  let pki: Pki;
+  let beside: ServerBesideFakes;
   let fake: FakeRemote;
-  let front: tls.Server;
   let server: TestServer;
   let actor: FakeActor;
 
   before(async () => {
-    pki = makePki(["rookery.test", "keys.example"]);
-    tls.setDefaultCACertificates([...tls.getCACertificates("default"), pki.caPem]);
-    fake = await startFakeRemote(pki);
-    let rookeryPort = 0;
-    front = await tlsFront(pki, () => rookeryPort);
-    server = await createTestServer({
-      env: {
-        LOCAL_DOMAIN: `rookery.test:${(front.address() as AddressInfo).port}`,
-        LOCAL_HTTPS: "true",
-        ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1/32",
-        OUTBOUND_HOSTS: "rookery.test=127.0.0.1,keys.example=127.0.0.1",
-      },
-    });
-    await server.app.listen({ port: 0, host: "127.0.0.1" });
-    rookeryPort = (server.app.server.address() as AddressInfo).port;
-    await server.ctx.jobs.start({ concurrency: 2, pollInterval: 50 });
-    installOutboundAgent(server.config);
+    beside = await startServerBesideFakes(["keys.example"]);
+    ({ server, fake } = beside);
     actor = await fake.addActor({ name: "rotating", software: "mastodon", host: "keys.example", username: "rot" });
     await createUser(server.ctx, "alice");
   });
 
-  after(async () => {
-    await server?.close();
-    await new Promise((resolve) => front?.close(resolve));
-    await fake?.close();
-    if (pki) rmSync(pki.dir, { recursive: true, force: true });
-  });
+  after(() => beside?.close());
 
   /** A public post by `by`, as Mastodon sends it. */
   function create(by: FakeActor) {

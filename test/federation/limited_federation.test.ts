@@ -7,17 +7,12 @@
  * allowed, keeps federating. The mode also implies secure mode and a signed-in-only API.
  */
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import tls from "node:tls";
 import { after, before, describe, test } from "node:test";
 import { signRequest } from "@fedify/fedify";
-import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import { allowDomain, unallowDomain } from "../../src/services/admin/domain_allows.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   createRemoteAccount,
-  createTestServer,
   createUser,
   eventually,
   follow,
@@ -26,8 +21,14 @@ import {
   type TestServer,
   type TestUser,
 } from "../kit.ts";
-import { nextId, startFakeRemote, type FakeActor, type FakeRemote } from "./fake_remote.ts";
-import { followEachOther, makePki, startPeers, tlsFront, type Peer, type Peers, type Pki } from "./two_servers.ts";
+import {
+  nextId,
+  startServerBesideFakes,
+  type FakeActor,
+  type FakeRemote,
+  type ServerBesideFakes,
+} from "./fake_remote.ts";
+import { followEachOther, startPeers, type Peer, type Peers } from "./two_servers.ts";
 
 describe("limited federation mode", () => {
   let peers: Peers;
@@ -134,45 +135,23 @@ describe("limited federation mode", () => {
 });
 
 describe("limited federation mode at each door: inbox, signed fetches, deliveries", () => {
-  let pki: Pki;
+  let beside: ServerBesideFakes;
   let fake: FakeRemote;
-  let front: tls.Server;
   let server: TestServer;
   let amy: TestUser;
   let welcome: FakeActor;
   let stranger: FakeActor;
 
   before(async () => {
-    pki = makePki(["rookery.test", "allowed.example", "other.example"]);
-    tls.setDefaultCACertificates([...tls.getCACertificates("default"), pki.caPem]);
-    fake = await startFakeRemote(pki);
-    let rookeryPort = 0;
-    front = await tlsFront(pki, () => rookeryPort);
-    server = await createTestServer({
-      env: {
-        LOCAL_DOMAIN: `rookery.test:${(front.address() as AddressInfo).port}`,
-        LOCAL_HTTPS: "true",
-        ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1/32",
-        OUTBOUND_HOSTS: "rookery.test=127.0.0.1,allowed.example=127.0.0.1,other.example=127.0.0.1",
-        LIMITED_FEDERATION_MODE: "true",
-      },
-    });
-    await server.app.listen({ port: 0, host: "127.0.0.1" });
-    rookeryPort = (server.app.server.address() as AddressInfo).port;
-    await server.ctx.jobs.start({ concurrency: 2, pollInterval: 50 });
-    installOutboundAgent(server.config);
+    beside = await startServerBesideFakes(["allowed.example", "other.example"], { LIMITED_FEDERATION_MODE: "true" });
+    ({ server, fake } = beside);
     await allowDomain(server.ctx, "allowed.example");
     welcome = await fake.addActor({ name: "welcome", software: "mastodon", host: "allowed.example" });
     stranger = await fake.addActor({ name: "stranger", software: "mastodon", host: "other.example" });
     amy = await createUser(server.ctx, "amy");
   });
 
-  after(async () => {
-    await server?.close();
-    await new Promise((resolve) => front?.close(resolve));
-    await fake?.close();
-    if (pki) rmSync(pki.dir, { recursive: true, force: true });
-  });
+  after(() => beside?.close());
 
   const follow_ = (by: FakeActor) => ({
     "@context": "https://www.w3.org/ns/activitystreams",

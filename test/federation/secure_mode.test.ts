@@ -6,15 +6,10 @@
  * its own fetches are signed by its instance actor.
  */
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import tls from "node:tls";
 import { after, before, describe, test } from "node:test";
 import { signRequest } from "@fedify/fedify";
-import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import {
   createRemoteAccount,
-  createTestServer,
   createUser,
   eventually,
   postStatus,
@@ -23,8 +18,8 @@ import {
   type TestServer,
   type TestUser,
 } from "../kit.ts";
-import { startFakeRemote, type FakeActor, type FakeRemote } from "./fake_remote.ts";
-import { followEachOther, makePki, startPeers, tlsFront, type Peers, type Pki } from "./two_servers.ts";
+import { startServerBesideFakes, type FakeActor, type FakeRemote, type ServerBesideFakes } from "./fake_remote.ts";
+import { followEachOther, startPeers, type Peers } from "./two_servers.ts";
 
 const ACTIVITY_JSON = "application/activity+json";
 
@@ -60,9 +55,8 @@ async function firstPageItems(collectionUrl: string, by: FakeActor): Promise<unk
 }
 
 describe("secure mode: signed fetches from other servers", () => {
-  let pki: Pki;
+  let beside: ServerBesideFakes;
   let fake: FakeRemote;
-  let front: tls.Server;
   let server: TestServer;
   let base: string;
   let alice: TestUser;
@@ -72,24 +66,8 @@ describe("secure mode: signed fetches from other servers", () => {
   let publicPost: { id: string; uri: string };
 
   before(async () => {
-    pki = makePki(["rookery.test", "friend.example", "outcast.example"]);
-    tls.setDefaultCACertificates([...tls.getCACertificates("default"), pki.caPem]);
-    fake = await startFakeRemote(pki);
-    let rookeryPort = 0;
-    front = await tlsFront(pki, () => rookeryPort);
-    server = await createTestServer({
-      env: {
-        LOCAL_DOMAIN: `rookery.test:${(front.address() as AddressInfo).port}`,
-        LOCAL_HTTPS: "true",
-        ALLOWED_PRIVATE_ADDRESSES: "127.0.0.1/32",
-        OUTBOUND_HOSTS: "rookery.test=127.0.0.1,friend.example=127.0.0.1,outcast.example=127.0.0.1",
-        AUTHORIZED_FETCH: "true",
-      },
-    });
-    await server.app.listen({ port: 0, host: "127.0.0.1" });
-    rookeryPort = (server.app.server.address() as AddressInfo).port;
-    await server.ctx.jobs.start({ concurrency: 2, pollInterval: 50 });
-    installOutboundAgent(server.config);
+    beside = await startServerBesideFakes(["friend.example", "outcast.example"], { AUTHORIZED_FETCH: "true" });
+    ({ server, fake } = beside);
     base = server.config.baseUrl;
     friend = await fake.addActor({ name: "friend", software: "mastodon", host: "friend.example", username: "friend" });
     foe = await fake.addActor({ name: "foe", software: "mastodon", host: "friend.example", username: "foe" });
@@ -99,12 +77,7 @@ describe("secure mode: signed fetches from other servers", () => {
     await request(server.app, "POST", `/api/v1/statuses/${publicPost.id}/pin`, { token: alice.token });
   });
 
-  after(async () => {
-    await server?.close();
-    await new Promise((resolve) => front?.close(resolve));
-    await fake?.close();
-    if (pki) rmSync(pki.dir, { recursive: true, force: true });
-  });
+  after(() => beside?.close());
 
   const documents = () => [
     `${base}/users/alice`,

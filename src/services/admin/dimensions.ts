@@ -14,10 +14,9 @@
  */
 import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
-import { NotFound, ParameterMissing } from "../../errors.ts";
 import { MASTODON_COMPATIBLE_VERSION, ROOKERY_VERSION } from "../../version.ts";
 import { humanSize } from "./measures.ts";
-import { dayString, idRange, languageName, type Period } from "./metrics_period.ts";
+import { dayString, domainOf, idRange, languageName, tagIdOf, type Period } from "./metrics_period.ts";
 
 export const DIMENSION_KEYS = [
   "languages",
@@ -189,21 +188,6 @@ async function dimension(
       return rows.map((r) => item(r.language, languageName(r.language), r.n));
     }
   }
-}
-
-async function tagIdOf(ctx: Ctx, key: string, params: DimensionParams | undefined): Promise<string> {
-  if (!params?.id) throw new ParameterMissing(key);
-  const tag = /^\d{1,19}$/.test(params.id)
-    ? await ctx.db.kysely.selectFrom("tags").select("id").where("id", "=", params.id).executeTakeFirst()
-    : undefined;
-  if (!tag) throw new NotFound();
-  return tag.id;
-}
-
-function domainOf(key: string, params: DimensionParams | undefined): string {
-  const domain = params?.domain?.trim().toLowerCase();
-  if (!domain) throw new ParameterMissing(key);
-  return domain;
 }
 
 const bytes = (key: string, human: string, value: number): DimensionItem => ({

@@ -16,8 +16,18 @@
  */
 import { sql } from "kysely";
 import type { Ctx } from "../../context.ts";
-import { NotFound, ParameterMissing } from "../../errors.ts";
-import { dayOfId, dayString, daysOf, idRange, isoDay, previousPeriod, DAY_MS, type Period } from "./metrics_period.ts";
+import {
+  dayOfId,
+  dayString,
+  daysOf,
+  domainOf,
+  idRange,
+  isoDay,
+  previousPeriod,
+  tagIdOf,
+  DAY_MS,
+  type Period,
+} from "./metrics_period.ts";
 
 /** Mastodon's measure keys, in its order. */
 export const MEASURE_KEYS = [
@@ -197,21 +207,6 @@ async function interactions(ctx: Ctx, period: Period): Promise<DayCounts> {
   const counts = toDayCounts(favourites);
   for (const [day, n] of toDayCounts(posts)) counts.set(day, (counts.get(day) ?? 0) + n);
   return counts;
-}
-
-async function tagIdOf(ctx: Ctx, key: string, params: MeasureParams | undefined): Promise<string> {
-  if (!params?.id) throw new ParameterMissing(key);
-  const tag = /^\d{1,19}$/.test(params.id)
-    ? await ctx.db.kysely.selectFrom("tags").select("id").where("id", "=", params.id).executeTakeFirst()
-    : undefined;
-  if (!tag) throw new NotFound();
-  return tag.id;
-}
-
-function domainOf(key: string, params: MeasureParams | undefined): string {
-  const domain = params?.domain?.trim().toLowerCase();
-  if (!domain) throw new ParameterMissing(key);
-  return domain;
 }
 
 async function tagMeasure(

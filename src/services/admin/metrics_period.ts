@@ -6,7 +6,8 @@
  */
 import { sql, type RawBuilder } from "kysely";
 import { idFloorForTime } from "../../db/ids.ts";
-import { ValidationFailed } from "../../errors.ts";
+import type { Ctx } from "../../context.ts";
+import { NotFound, ParameterMissing, ValidationFailed } from "../../errors.ts";
 
 export const DAY_MS = 86_400_000;
 /** The longest window asked for at once: a year and a month, enough for any dashboard view. */
@@ -73,4 +74,27 @@ export function languageName(code: string): string {
   } catch {
     return code;
   }
+}
+
+/** What some keys of measures and dimensions need: a hashtag's `id`, a server's `domain`. */
+export interface KeyParams {
+  id?: string;
+  domain?: string;
+}
+
+/** The hashtag a key's `id` names (400 without one, 404 for an unknown one). */
+export async function tagIdOf(ctx: Ctx, key: string, params: KeyParams | undefined): Promise<string> {
+  if (!params?.id) throw new ParameterMissing(key);
+  const tag = /^\d{1,19}$/.test(params.id)
+    ? await ctx.db.kysely.selectFrom("tags").select("id").where("id", "=", params.id).executeTakeFirst()
+    : undefined;
+  if (!tag) throw new NotFound();
+  return tag.id;
+}
+
+/** The server a key's `domain` names, lower case (400 without one). */
+export function domainOf(key: string, params: KeyParams | undefined): string {
+  const domain = params?.domain?.trim().toLowerCase();
+  if (!domain) throw new ParameterMissing(key);
+  return domain;
 }

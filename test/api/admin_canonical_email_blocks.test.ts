@@ -5,6 +5,7 @@
  * `@`, for every domain) and its SHA-256, `test`, Link paging, the audit log, and what a block
  * does: sign-ups with any spelling of the address are refused as `taken`.
  */
+import { describeAdminAccess } from "../admin_access.ts";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
@@ -14,9 +15,7 @@ import {
   createTestServer,
   createUser,
   errorOf,
-  OUTSIDE_SCOPES,
   request,
-  revokeToken,
   tokenFor,
   type TestServer,
   type TestUser,
@@ -28,7 +27,6 @@ interface Block {
   canonical_email_hash: string;
 }
 
-const NOT_ALLOWED = "This action is not allowed";
 const NOT_FOUND = "Record not found";
 const BLOCKS = "/api/v1/admin/canonical_email_blocks";
 const TEST = `${BLOCKS}/test`;
@@ -182,8 +180,17 @@ describe("admin canonical e-mail blocks", () => {
     }
   });
 
-  describe("who may call it", () => {
-    const routes = async (): Promise<Array<[Method, string, object?]>> => {
+  describeAdminAccess<Method>({
+    server: () => server,
+    admin: () => admin,
+    subject: "canonical_email_blocks",
+    otherSubject: "ip_blocks",
+    permission: "Manage Blocks",
+    prefix: "canon",
+    call,
+    // `test` reads, so it takes the read scope like the GETs (as in Mastodon).
+    reads: (method, path) => method === "GET" || path === TEST,
+    routes: async () => {
       const target = await block({ email: address() });
       return [
         ["GET", BLOCKS],
@@ -192,49 +199,7 @@ describe("admin canonical e-mail blocks", () => {
         ["POST", BLOCKS, { email: address() }],
         ["DELETE", `${BLOCKS}/${target.id}`],
       ];
-    };
-    /** `test` reads, so it takes the read scope like the GETs (as in Mastodon). */
-    const reads = (method: Method, path: string) => method === "GET" || path === TEST;
-
-    test("403 This action is not allowed without a token, with an unknown or a revoked one", async () => {
-      const revoked = await tokenFor(server.ctx, admin, "admin:read admin:write");
-      await revokeToken(server.ctx, revoked);
-      for (const [method, path, json] of await routes())
-        for (const t of [undefined, "not-a-token", revoked])
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path}`);
-    });
-
-    test("403 outside the scopes: the other half, another list's scopes, a user's scopes", async () => {
-      const read = await tokenFor(server.ctx, admin, "admin:read:canonical_email_blocks");
-      const write = await tokenFor(server.ctx, admin, "admin:write:canonical_email_blocks");
-      const others = await tokenFor(server.ctx, admin, "admin:read:ip_blocks admin:write:ip_blocks");
-      const user = await tokenFor(server.ctx, admin, "read write follow push");
-      for (const [method, path, json] of await routes())
-        for (const t of reads(method, path) ? [write, others, user] : [read, others, user])
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, OUTSIDE_SCOPES], `${method} ${path}`);
-    });
-
-    test("403 without Manage Blocks (a plain user, a Moderator); an Admin and an Owner may", async () => {
-      for (const user of [
-        await createUser(server.ctx, "canonplain"),
-        await createUser(server.ctx, "canonmod", { role: "Moderator" }),
-      ]) {
-        const t = await tokenFor(server.ctx, user, "admin:read admin:write");
-        for (const [method, path, json] of await routes())
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path}`);
-      }
-      const owner = await createUser(server.ctx, "canonowner", { role: "Owner" });
-      for (const [user, scopes] of [
-        [owner, "admin:read:canonical_email_blocks admin:write:canonical_email_blocks"],
-        [admin, "admin:read admin:write"],
-      ] as const) {
-        const t = await tokenFor(server.ctx, user, scopes);
-        for (const [method, path, json] of await routes()) {
-          const res = await call(method, path, t, json);
-          assert.equal(res.statusCode, 200, `${method} ${path}: ${res.body}`);
-        }
-      }
-    });
+    },
   });
 
   test("Admin::CanonicalEmailBlock matches Mastodon's OpenAPI schema", { skip: openApiSkip }, async () => {

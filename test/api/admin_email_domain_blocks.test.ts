@@ -6,6 +6,7 @@
  * sign-up: addresses at the domain, under it, or served by a blocked mail server are refused, and
  * each refusal counts in the block's history (uses, distinct addresses, the last 7 days).
  */
+import { describeAdminAccess } from "../admin_access.ts";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { newId } from "../../src/db/ids.ts";
@@ -15,9 +16,7 @@ import {
   createTestServer,
   createUser,
   errorOf,
-  OUTSIDE_SCOPES,
   request,
-  revokeToken,
   TEST_MAIL_DOMAINS,
   tokenFor,
   type TestServer,
@@ -37,7 +36,6 @@ interface Block {
   history: Day[];
 }
 
-const NOT_ALLOWED = "This action is not allowed";
 const NOT_FOUND = "Record not found";
 const BLOCKS = "/api/v1/admin/email_domain_blocks";
 type Method = "GET" | "POST" | "DELETE";
@@ -268,8 +266,15 @@ describe("admin e-mail domain blocks", () => {
     }
   });
 
-  describe("who may call it", () => {
-    const routes = async (): Promise<Array<[Method, string, object?]>> => {
+  describeAdminAccess<Method>({
+    server: () => server,
+    admin: () => admin,
+    subject: "email_domain_blocks",
+    otherSubject: "ip_blocks",
+    permission: "Manage Blocks",
+    prefix: "mail",
+    call,
+    routes: async () => {
       const target = await block(domain());
       return [
         ["GET", BLOCKS],
@@ -277,47 +282,7 @@ describe("admin e-mail domain blocks", () => {
         ["POST", BLOCKS, { domain: domain() }],
         ["DELETE", `${BLOCKS}/${target.id}`],
       ];
-    };
-
-    test("403 This action is not allowed without a token, with an unknown or a revoked one", async () => {
-      const revoked = await tokenFor(server.ctx, admin, "admin:read admin:write");
-      await revokeToken(server.ctx, revoked);
-      for (const [method, path, json] of await routes())
-        for (const t of [undefined, "not-a-token", revoked])
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path}`);
-    });
-
-    test("403 outside the scopes: the other half, another list's scopes, a user's scopes", async () => {
-      const read = await tokenFor(server.ctx, admin, "admin:read:email_domain_blocks");
-      const write = await tokenFor(server.ctx, admin, "admin:write:email_domain_blocks");
-      const others = await tokenFor(server.ctx, admin, "admin:read:ip_blocks admin:write:ip_blocks");
-      const user = await tokenFor(server.ctx, admin, "read write follow push");
-      for (const [method, path, json] of await routes())
-        for (const t of method === "GET" ? [write, others, user] : [read, others, user])
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, OUTSIDE_SCOPES], `${method} ${path}`);
-    });
-
-    test("403 without Manage Blocks (a plain user, a Moderator); an Admin and an Owner may", async () => {
-      for (const user of [
-        await createUser(server.ctx, "mailplain"),
-        await createUser(server.ctx, "mailmod", { role: "Moderator" }),
-      ]) {
-        const t = await tokenFor(server.ctx, user, "admin:read admin:write");
-        for (const [method, path, json] of await routes())
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path}`);
-      }
-      const owner = await createUser(server.ctx, "mailowner", { role: "Owner" });
-      for (const [user, scopes] of [
-        [owner, "admin:read:email_domain_blocks admin:write:email_domain_blocks"],
-        [admin, "admin:read admin:write"],
-      ] as const) {
-        const t = await tokenFor(server.ctx, user, scopes);
-        for (const [method, path, json] of await routes()) {
-          const res = await call(method, path, t, json);
-          assert.equal(res.statusCode, 200, `${method} ${path}: ${res.body}`);
-        }
-      }
-    });
+    },
   });
 
   test("Admin::EmailDomainBlock matches Mastodon's OpenAPI schema", { skip: openApiSkip }, async () => {

@@ -7,6 +7,7 @@
  * grant, the sign-in page) except from this machine, at once after the change and no longer once
  * the block is lifted or has expired.
  */
+import { describeAdminAccess } from "../admin_access.ts";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Browser, findForm, KIT_PASSWORD } from "../browser.ts";
@@ -16,9 +17,7 @@ import {
   createTestServer,
   createUser,
   errorOf,
-  OUTSIDE_SCOPES,
   request,
-  revokeToken,
   testApplication,
   tokenFor,
   type TestServer,
@@ -35,7 +34,6 @@ interface IpBlock {
   expires_at: string | null;
 }
 
-const NOT_ALLOWED = "This action is not allowed";
 const NOT_FOUND = "Record not found";
 const BLOCKS = "/api/v1/admin/ip_blocks";
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -208,8 +206,15 @@ describe("admin IP blocks", () => {
     }
   });
 
-  describe("who may call it", () => {
-    const routes = async (): Promise<Array<[Method, string, object?]>> => {
+  describeAdminAccess<Method>({
+    server: () => server,
+    admin: () => admin,
+    subject: "ip_blocks",
+    otherSubject: "email_domain_blocks",
+    permission: "Manage Blocks",
+    prefix: "ip",
+    call,
+    routes: async () => {
       const target = await block({ ip: network(), severity: "sign_up_block" });
       return [
         ["GET", BLOCKS],
@@ -218,50 +223,7 @@ describe("admin IP blocks", () => {
         ["PUT", `${BLOCKS}/${target.id}`, { comment: "changed" }],
         ["DELETE", `${BLOCKS}/${target.id}`],
       ];
-    };
-
-    test("403 This action is not allowed without a token, with an unknown or a revoked one", async () => {
-      const revoked = await tokenFor(server.ctx, admin, "admin:read admin:write");
-      await revokeToken(server.ctx, revoked);
-      for (const [method, path, json] of await routes())
-        for (const t of [undefined, "not-a-token", revoked])
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path} ${t}`);
-    });
-
-    test("403 outside the scopes: the other half, another list's scopes, a user's scopes", async () => {
-      const read = await tokenFor(server.ctx, admin, "admin:read:ip_blocks");
-      const write = await tokenFor(server.ctx, admin, "admin:write:ip_blocks");
-      const others = await tokenFor(
-        server.ctx,
-        admin,
-        "admin:read:email_domain_blocks admin:write:email_domain_blocks",
-      );
-      const user = await tokenFor(server.ctx, admin, "read write follow push");
-      for (const [method, path, json] of await routes())
-        for (const t of method === "GET" ? [write, others, user] : [read, others, user])
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, OUTSIDE_SCOPES], `${method} ${path}`);
-    });
-
-    test("403 for users without Manage Blocks (a plain user, a Moderator); an Admin, an Owner may", async () => {
-      const plain = await createUser(server.ctx, "ipplain");
-      const moderator = await createUser(server.ctx, "ipmod", { role: "Moderator" });
-      for (const user of [plain, moderator]) {
-        const t = await tokenFor(server.ctx, user, "admin:read admin:write");
-        for (const [method, path, json] of await routes())
-          assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path}`);
-      }
-      const owner = await createUser(server.ctx, "ipowner", { role: "Owner" });
-      for (const [user, scopes] of [
-        [owner, "admin:read:ip_blocks admin:write:ip_blocks"],
-        [admin, "admin:read admin:write"],
-      ] as const) {
-        const allowed = await tokenFor(server.ctx, user, scopes);
-        for (const [method, path, json] of await routes()) {
-          const res = await call(method, path, allowed, json);
-          assert.equal(res.statusCode, 200, `${user.username} ${method} ${path}: ${res.body}`);
-        }
-      }
-    });
+    },
   });
 
   describe("what the blocks do", () => {

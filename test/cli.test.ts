@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { COMMANDS, runCli, type ContextFactory } from "../src/cli/main.ts";
+import { COMMANDS } from "../src/cli/main.ts";
+import { cli, type CliResult } from "./cli_run.ts";
 import { openDatabase } from "../src/db/connect.ts";
 import { verifyPassword } from "../src/services/accounts/passwords.ts";
 import { SETTING_DEFINITIONS } from "../src/services/instance/settings.ts";
@@ -15,29 +16,6 @@ import { createRemoteAccount, createTestServer, createUser, errorOf, get, type T
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const VERSION: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
 const VERIFY = "/api/v1/accounts/verify_credentials";
-
-interface CliResult {
-  code: number;
-  out: string[];
-  err: string[];
-  /** How many times the command asked for a context (i.e. got past argument parsing). */
-  opened: number;
-}
-
-/** Runs `rookery ARGV` in-process against the test server's context, capturing what it prints. */
-async function cli(server: TestServer, ...argv: string[]): Promise<CliResult> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let opened = 0;
-  let released = 0;
-  const factory: ContextFactory = async () => {
-    opened++;
-    return { ctx: server.ctx, release: async () => void released++ };
-  };
-  const code = await runCli(argv, { out: (line) => out.push(line), err: (line) => err.push(line) }, factory);
-  assert.equal(released, opened, "every opened context is released");
-  return { code, out, err, opened };
-}
 
 /** The password a command printed on its `New password: …` line. */
 function printedPassword(result: CliResult): string {

@@ -6,33 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { COMMANDS, runCli, type ContextFactory } from "../src/cli/main.ts";
+import { COMMANDS } from "../src/cli/main.ts";
+import { cli } from "./cli_run.ts";
 import { newId } from "../src/db/ids.ts";
 import { createRemoteAccount, createTestServer, type TestServer } from "./kit.ts";
 
 const MODE_OFF = "Note: LIMITED_FEDERATION_MODE is not true, so the allow-list has no effect until it is.";
-
-interface CliResult {
-  code: number;
-  out: string[];
-  err: string[];
-  opened: number;
-}
-
-/** Runs `rookery ARGV` in-process against the test server's context, capturing what it prints. */
-async function cli(server: TestServer, ...argv: string[]): Promise<CliResult> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let opened = 0;
-  let released = 0;
-  const factory: ContextFactory = async () => {
-    opened++;
-    return { ctx: server.ctx, release: async () => void released++ };
-  };
-  const code = await runCli(argv, { out: (line) => out.push(line), err: (line) => err.push(line) }, factory);
-  assert.equal(released, opened, "every opened context is released");
-  return { code, out, err, opened };
-}
 
 const allowed = async (server: TestServer) =>
   (await server.ctx.db.kysely.selectFrom("domain_allows").select("domain").orderBy("domain").execute()).map(

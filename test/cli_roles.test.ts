@@ -4,23 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { COMMANDS, runCli, type ContextFactory } from "../src/cli/main.ts";
+import { COMMANDS } from "../src/cli/main.ts";
+import { cli } from "./cli_run.ts";
 import { helpText } from "../src/cli/command.ts";
 import { createTestServer, createUser, request, tokenFor, type TestServer } from "./kit.ts";
-
-interface CliResult {
-  code: number;
-  out: string[];
-  err: string[];
-}
-
-async function cli(server: TestServer, ...argv: string[]): Promise<CliResult> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const factory: ContextFactory = async () => ({ ctx: server.ctx, release: async () => {} });
-  const code = await runCli(argv, { out: (line) => void out.push(line), err: (line) => void err.push(line) }, factory);
-  return { code, out, err };
-}
 
 describe("rookery roles", () => {
   let server: TestServer;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
-import { runCli, type ContextFactory } from "../../src/cli/main.ts";
+import { cli } from "../cli_run.ts";
 import { alertOf, Browser } from "../browser.ts";
 import {
   createTestServer,
@@ -154,24 +154,21 @@ describe("deleting an account", () => {
 
   test("rookery accounts delete needs --yes, then deletes; a second time says so", async () => {
     const gone = await createUser(server.ctx, "clidelete");
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { out: (line: string) => void out.push(line), err: (line: string) => void err.push(line) };
-    const context: ContextFactory = async () => ({ ctx: server.ctx, release: async () => {} });
-    const refused = await runCli(["accounts", "delete", "clidelete"], io, context);
-    assert.notEqual(refused, 0);
-    assert.match(err.join("\n"), /--yes/);
+    const refused = await cli(server, "accounts", "delete", "clidelete");
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.err.join("\n"), /--yes/);
     assert.equal(
       (await request(server.app, "GET", "/api/v1/accounts/verify_credentials", { token: gone.token })).statusCode,
       200,
     );
-    assert.equal(await runCli(["accounts", "delete", "clidelete", "--yes"], io, context), 0);
+    assert.equal((await cli(server, "accounts", "delete", "clidelete", "--yes")).code, 0);
     assert.equal(
       (await request(server.app, "GET", "/api/v1/accounts/verify_credentials", { token: gone.token })).statusCode,
       401,
     );
-    assert.equal(await runCli(["accounts", "delete", "clidelete", "--yes"], io, context), 1);
-    assert.match(err.join("\n"), /already deleted/);
-    assert.notEqual(await runCli(["accounts", "delete", "nobody-here", "--yes"], io, context), 0);
+    const again = await cli(server, "accounts", "delete", "clidelete", "--yes");
+    assert.equal(again.code, 1);
+    assert.match(again.err.join("\n"), /already deleted/);
+    assert.notEqual((await cli(server, "accounts", "delete", "nobody-here", "--yes")).code, 0);
   });
 });

@@ -69,6 +69,7 @@ import profilePageRoutes from "./web/public/profile.ts";
 import tagPageRoutes from "./web/public/tags.ts";
 import exportRoutes from "./web/exports.ts";
 import importRoutes from "./web/imports.ts";
+import adminRoutes from "./web/admin/index.ts";
 import adminAccountRoutes from "./api/v1/admin/accounts.ts";
 import adminEmailDomainBlockRoutes from "./api/v1/admin/email_domain_blocks.ts";
 import adminIpBlockRoutes, { ipAccessGate } from "./api/v1/admin/ip_blocks.ts";
@@ -139,6 +140,7 @@ const ROUTES: RouteModule[] = [
   aboutPageRoutes,
   movingRoutes,
   deleteAccountRoutes,
+  adminRoutes,
   archiveRoutes,
   exportRoutes,
   importRoutes,

@@ -46,6 +46,11 @@ table{width:100%;border-collapse:collapse}td{padding:.4rem 0;border-bottom:1px s
 h1{font-size:1.25rem;margin-bottom:.6rem}p{margin:.6rem 0}button,.button{margin-top:.5rem}nav{margin-top:1rem}}
 @media (max-height:700px){main.popup .card{max-height:calc(100vh - 4.5rem);overflow-y:auto}
 main.popup ul.scopes{max-height:30vh;overflow-y:auto;margin:.4rem 0}}
+main.wide{max-width:72rem}main.wide .card{padding:1.5rem 2rem}th{text-align:left;padding:.4rem .6rem .4rem 0;border-bottom:2px solid var(--border)}
+main.wide td{padding:.4rem .6rem .4rem 0}select{padding:.5rem;border:1px solid var(--border);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
+nav.sections{margin:0 0 1.2rem;display:flex;flex-wrap:wrap;gap:.3rem 1rem}nav.sections a[aria-current=page]{font-weight:700;text-decoration:none}
+.badge{display:inline-block;padding:0 .4rem;border-radius:6px;border:1px solid var(--border);font-size:.85rem}
+form.inline{display:inline}form.inline button{margin-top:.3rem}
 `;
 
 export interface PageOptions {
@@ -59,6 +64,8 @@ export interface PageOptions {
    * stays whole within the viewport and its content scrolls instead.
    */
   popup?: boolean;
+  /** A page of tables (the admin area): a wider column. */
+  wide?: boolean;
 }
 
 /** "Page – Site", or only the site's name when the page is the site's own (its home page). */
@@ -68,7 +75,7 @@ export function documentTitle(title: string, siteTitle: string): string {
 
 /** The one page layout: no scripts, no external assets, usable without JavaScript. */
 export function page(options: PageOptions): string {
-  const main = options.popup ? html`<main class="popup">` : html`<main>`;
+  const main = options.popup ? html`<main class="popup">` : options.wide ? html`<main class="wide">` : html`<main>`;
   // The home page's title is the site's name: no need to show it twice.
   const site = options.title === options.siteTitle ? "" : html`<p class="muted site">${options.siteTitle}</p>`;
   return html`<!DOCTYPE html>

@@ -11,6 +11,8 @@ export interface RenderOptions {
   notice?: string;
   /** A page apps open in a small pop-up window (see PageOptions.popup). */
   popup?: boolean;
+  /** A page of tables (the admin area). */
+  wide?: boolean;
 }
 
 /** Sends a server-rendered page with the headers every page carries (no caching, no framing, no scripts). */

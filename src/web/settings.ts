@@ -8,6 +8,7 @@ import { authorizedApplications, revokeAuthorization } from "../services/auth/au
 import { paragraphsHtml } from "../entities/instance.ts";
 import { hiddenFields, html, SafeHtml } from "./html.ts";
 import { renderPage } from "./render.ts";
+import { mayAdminister } from "./admin/frame.ts";
 import { csrfToken, csrfValid, currentWebUser, requireSession } from "./session.ts";
 
 function passwordForm(token: string) {
@@ -34,6 +35,7 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     if (!session) return reply;
     const token = csrfToken(ctx, req, reply);
     const { user, account } = session;
+    const admin = (await mayAdminister(ctx, user)) ? html`<a href="/admin">Administration</a>` : "";
     const pending = !user.confirmed_at
       ? html`<div class="flash" role="alert">Confirm your e-mail address: we sent a link to ${user.unconfirmed_email ?? user.email}.
 <form method="post" action="/auth/confirmation/resend">${hiddenFields({ authenticity_token: token })}<button type="submit" class="secondary">Send the link again</button></form></div>`
@@ -43,7 +45,7 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     return renderPage(ctx, reply, {
       title: "Your account",
       body: html`${pending}<p>Signed in as <strong>@${account.username}@${ctx.config.localDomain}</strong> (${user.email}).</p>
-<nav><a href="/settings/password">Change password</a><a href="/oauth/authorized_applications">Authorized apps</a><a href="/settings/aliases">Account aliases</a><a href="/settings/migration">Move to another account</a><a href="/settings/export">Export</a><a href="/settings/imports">Import</a><a href="/settings/archive">Your archive</a><a href="/settings/delete">Delete account</a></nav>
+<nav><a href="/settings/password">Change password</a><a href="/oauth/authorized_applications">Authorized apps</a><a href="/settings/aliases">Account aliases</a><a href="/settings/migration">Move to another account</a><a href="/settings/export">Export</a><a href="/settings/imports">Import</a><a href="/settings/archive">Your archive</a><a href="/settings/delete">Delete account</a>${admin}</nav>
 <form method="post" action="/auth/sign_out">${hiddenFields({ authenticity_token: token })}<button type="submit" class="secondary">Sign out</button></form>`,
     });
   });

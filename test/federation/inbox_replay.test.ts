@@ -297,7 +297,7 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
       text: `marker ${n}`,
     });
     await accepted("/users/watcher/inbox", marker, actor);
-    await stored(noteId);
+    await storedBy(`${noteId}/activity`, noteId);
     await eventually(async () => (await dueFederationJobs()) === 0, "the federation queue to drain");
   }
 

@@ -2,10 +2,17 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { FastifyBaseLogger } from "fastify";
-import { sql, type Kysely, type RawBuilder } from "kysely";
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
 import type { Db } from "../db/connect.ts";
 import { newId } from "../db/ids.ts";
+import { prepared } from "../db/prepared.ts";
 import type { Database, JobRow, JobWorkerRow } from "../db/schema.ts";
+
+/** The columns an enqueue writes. */
+type JobInsert = Pick<
+  JobRow,
+  "id" | "name" | "payload" | "run_at" | "max_attempts" | "unique_key" | "ordering_key" | "created_at"
+>;
 
 /**
  * A job's work; `now` is the time the job was claimed for (tests drain jobs "in the future").
@@ -84,6 +91,32 @@ function processExists(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== "ESRCH";
   }
+}
+
+/** SQLite's claim statements, by the number of job names they may claim. */
+const sqliteClaims = new Map<number, string>();
+
+/**
+ * The claim on SQLite: the first due job of `names` that is not locked, has attempts left and is
+ * not behind an earlier job with its ordering key, locked for this worker. Parameters: the lock's
+ * end, the worker, the names, then the time twice.
+ */
+function sqliteClaim(names: number): string {
+  let text = sqliteClaims.get(names);
+  if (!text) {
+    text = `update "jobs" set "locked_until" = ?, "locked_by" = ?, "attempts" = "attempts" + 1
+      where "id" = (select "id" from "jobs"
+        where "name" in (${Array.from({ length: names }, () => "?").join(", ")})
+          and "failed_at" is null and "attempts" < "max_attempts" and "run_at" <= ?
+          and ("locked_until" is null or "locked_until" < ?)
+          and ("jobs"."ordering_key" is null or not exists (select 1 from "jobs" as "earlier"
+            where "earlier"."ordering_key" = "jobs"."ordering_key" and "earlier"."id" < "jobs"."id"
+              and "earlier"."failed_at" is null))
+        order by "run_at", "id" limit 1)
+      returning *`;
+    sqliteClaims.set(names, text);
+  }
+  return text;
 }
 
 /** The database's time `agoMs` ago: heartbeats are written and judged by one clock whatever the hosts' clocks say. */
@@ -186,20 +219,37 @@ export class JobQueue {
     options: EnqueueOptions = {},
   ): Promise<string> {
     const id = newId();
-    await db
-      .insertInto("jobs")
-      .values({
-        id,
-        name,
-        payload: JSON.stringify(payload ?? null),
-        run_at: (options.runAt ?? new Date()).toISOString(),
-        max_attempts: options.maxAttempts ?? 5,
-        unique_key: options.uniqueKey ?? null,
-        ordering_key: options.orderingKey ?? null,
-        created_at: new Date().toISOString(),
-      })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+    const now = new Date().toISOString();
+    await db.executeQuery(
+      prepared<keyof JobInsert>(
+        db,
+        "jobs.insert",
+        (slot) =>
+          db
+            .insertInto("jobs")
+            .values({
+              id: slot("id"),
+              name: slot("name"),
+              payload: slot("payload"),
+              run_at: slot("run_at"),
+              max_attempts: slot("max_attempts"),
+              unique_key: slot("unique_key"),
+              ordering_key: slot("ordering_key"),
+              created_at: slot("created_at"),
+            } as JobInsert)
+            .onConflict((oc) => oc.doNothing()),
+        {
+          id,
+          name,
+          payload: JSON.stringify(payload ?? null),
+          run_at: options.runAt?.toISOString() ?? now,
+          max_attempts: options.maxAttempts ?? 5,
+          unique_key: options.uniqueKey ?? null,
+          ordering_key: options.orderingKey ?? null,
+          created_at: now,
+        },
+      ),
+    );
     return id;
   }
 
@@ -232,7 +282,7 @@ export class JobQueue {
     );
     if (names.length === 0) return undefined;
     // SQLite plans without statistics and walks the index in order for the claim itself: one statement.
-    if (this.#db.engine === "sqlite") return this.#claimAmong(undefined, names, now, leaseMs);
+    if (this.#db.engine === "sqlite") return this.#claimOnSqlite(names, now, leaseMs);
     const nowIso = now.toISOString();
     let after: { run_at: string; id: string } | undefined;
     for (;;) {
@@ -255,19 +305,35 @@ export class JobQueue {
     }
   }
 
-  /** Claims the first of `ids` (of all waiting jobs when undefined) that may run now, if any. */
-  async #claimAmong(
-    ids: string[] | undefined,
-    names: string[],
-    now: Date,
-    leaseMs: number,
-  ): Promise<JobRow | undefined> {
+  /**
+   * SQLite's claim: the statement #claimAmong builds, written out once per number of names. It
+   * runs for every job, and building it with Kysely cost more than running it (~110 µs against
+   * ~80 µs), a tenth of the CPU an inbound activity takes.
+   */
+  async #claimOnSqlite(names: string[], now: Date, leaseMs: number): Promise<JobRow | undefined> {
+    const nowIso = now.toISOString();
+    const { rows } = await this.#db.kysely.executeQuery<JobRow>(
+      CompiledQuery.raw(sqliteClaim(names.length), [
+        new Date(now.getTime() + leaseMs).toISOString(),
+        this.#workerId,
+        ...names,
+        nowIso,
+        nowIso,
+      ]),
+    );
+    const job = rows[0];
+    if (job) this.#active.set(job.name, (this.#active.get(job.name) ?? 0) + 1);
+    return job;
+  }
+
+  /** Claims the first of `ids` that may run now, if any (PostgreSQL's claim of a page of waiting jobs). */
+  async #claimAmong(ids: string[], names: string[], now: Date, leaseMs: number): Promise<JobRow | undefined> {
     const db = this.#db.kysely;
     const nowIso = now.toISOString();
-    let candidate = db
+    const candidate = db
       .selectFrom("jobs")
       .select("id")
-      .$if(ids !== undefined, (qb) => qb.where("id", "in", ids!))
+      .where("id", "in", ids)
       .where("name", "in", names)
       .where("failed_at", "is", null)
       // A job whose every attempt was cut short (its worker died) is not run again; failExhausted() records it.
@@ -292,8 +358,9 @@ export class JobQueue {
       )
       .orderBy("run_at")
       .orderBy("id")
-      .limit(1);
-    if (this.#db.engine === "postgres") candidate = candidate.forUpdate().skipLocked();
+      .limit(1)
+      .forUpdate()
+      .skipLocked();
     const job = await db
       .updateTable("jobs")
       .set((eb) => ({

@@ -7,6 +7,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { ExpressionBuilder, Kysely } from "kysely";
 import type { Db } from "../connect.ts";
+import { prepared } from "../prepared.ts";
 import type { Database } from "../schema.ts";
 
 export interface KvEntry {
@@ -18,22 +19,38 @@ const live = (now: string) => (eb: ExpressionBuilder<Database, "federation_kv">)
   eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]);
 
 export async function kvGet(db: Kysely<Database>, key: string, now = new Date()): Promise<unknown> {
-  const row = await db
-    .selectFrom("federation_kv")
-    .select("value")
-    .where("key", "=", key)
-    .where(live(now.toISOString()))
-    .executeTakeFirst();
-  return row ? JSON.parse(row.value) : undefined;
+  // Read for every inbound activity (Fedify's idempotence record): built once, see db/prepared.ts.
+  const { rows } = await db.executeQuery<{ value: string }>(
+    prepared<"key" | "now">(
+      db,
+      "federation_kv.get",
+      (slot) =>
+        db
+          .selectFrom("federation_kv")
+          .select("value")
+          .where("key", "=", slot("key") as string)
+          .where(live(slot("now") as string)),
+      { key, now: now.toISOString() },
+    ),
+  );
+  return rows[0] ? JSON.parse(rows[0].value) : undefined;
 }
 
 export async function kvSet(db: Kysely<Database>, key: string, value: unknown, expiresAt: Date | null): Promise<void> {
-  const row = { value: JSON.stringify(value), expires_at: expiresAt?.toISOString() ?? null };
-  await db
-    .insertInto("federation_kv")
-    .values({ key, ...row })
-    .onConflict((oc) => oc.column("key").doUpdateSet(row))
-    .execute();
+  await db.executeQuery(
+    prepared<"key" | "value" | "expires_at">(
+      db,
+      "federation_kv.set",
+      (slot) => {
+        const row = { value: slot("value") as string, expires_at: slot("expires_at") as string | null };
+        return db
+          .insertInto("federation_kv")
+          .values({ key: slot("key") as string, ...row })
+          .onConflict((oc) => oc.column("key").doUpdateSet(row));
+      },
+      { key, value: JSON.stringify(value), expires_at: expiresAt?.toISOString() ?? null },
+    ),
+  );
 }
 
 export async function kvDelete(db: Kysely<Database>, key: string): Promise<void> {

@@ -44,6 +44,8 @@ export interface HomeRuleOptions {
   dedupe?: { table: FeedTable; owner: Expr };
   /** Apply exclusive lists (home feeds only). */
   exclusiveLists: boolean;
+  /** The time mutes expire against: now by default (a prepared statement passes its slot). */
+  now?: unknown;
 }
 
 /**
@@ -60,14 +62,15 @@ export interface HomeRuleOptions {
  */
 export function homeRules(recipient: Expr, alias: string, options: HomeRuleOptions): RawBuilder<SqlBool> {
   const s = (name: string) => column(alias, name);
+  const at = options.now ?? new Date().toISOString();
   const conditions: RawBuilder<SqlBool>[] = [
     sql<SqlBool>`(${s("visibility")} IN ('public', 'unlisted', 'private') OR ${s("account_id")} = ${recipient}
       OR EXISTS (SELECT 1 FROM mentions vm WHERE vm.status_id = ${s("id")} AND vm.account_id = ${recipient} LIMIT 1 OFFSET 0))`,
-    notHiddenFrom(recipient, s("account_id")),
+    notHiddenFrom(recipient, s("account_id"), at),
     sql<SqlBool>`NOT EXISTS (SELECT 1 FROM mentions hm WHERE hm.status_id = ${s("id")} AND (
       EXISTS (SELECT 1 FROM blocks hb WHERE hb.account_id = ${recipient} AND hb.target_account_id = hm.account_id LIMIT 1 OFFSET 0)
       OR EXISTS (SELECT 1 FROM mutes hu WHERE hu.account_id = ${recipient} AND hu.target_account_id = hm.account_id
-        AND (hu.expires_at IS NULL OR hu.expires_at > ${new Date().toISOString()}) LIMIT 1 OFFSET 0)) LIMIT 1 OFFSET 0)`,
+        AND (hu.expires_at IS NULL OR hu.expires_at > ${at}) LIMIT 1 OFFSET 0)) LIMIT 1 OFFSET 0)`,
     sql<SqlBool>`(${s("reblog_of_id")} IS NOT NULL OR ${s("in_reply_to_account_id")} IS NULL
       OR ${s("in_reply_to_account_id")} = ${s("account_id")} OR ${s("in_reply_to_account_id")} = ${recipient}
       OR EXISTS (SELECT 1 FROM follows rf WHERE rf.account_id = ${recipient} AND rf.target_account_id = ${s("in_reply_to_account_id")} LIMIT 1 OFFSET 0))`,
@@ -75,7 +78,7 @@ export function homeRules(recipient: Expr, alias: string, options: HomeRuleOptio
       NOT EXISTS (SELECT 1 FROM follows sr WHERE sr.account_id = ${recipient} AND sr.target_account_id = ${s("account_id")}
         AND sr.show_reblogs = ${false} LIMIT 1 OFFSET 0)
       AND EXISTS (SELECT 1 FROM statuses boosted WHERE boosted.id = ${s("reblog_of_id")}
-        AND ${notHiddenFrom(recipient, sql.ref("boosted.account_id"))} LIMIT 1 OFFSET 0)
+        AND ${notHiddenFrom(recipient, sql.ref("boosted.account_id"), at)} LIMIT 1 OFFSET 0)
       ${options.dedupe ? sql`AND NOT ${recentDuplicate(options.dedupe.table, options.dedupe.owner, s("reblog_of_id"))}` : sql``}))`,
     sql<SqlBool>`(${s("reblog_of_id")} IS NOT NULL OR ${s("language")} IS NULL
       OR NOT EXISTS (SELECT 1 FROM follows lf WHERE lf.account_id = ${recipient} AND lf.target_account_id = ${s("account_id")}

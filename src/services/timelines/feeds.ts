@@ -13,6 +13,7 @@
 import { sql, type Kysely, type QueryResult, type SelectQueryBuilder } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { idFloorForTime } from "../../db/ids.ts";
+import { prepared } from "../../db/prepared.ts";
 import type { Database, StatusRow } from "../../db/schema.ts";
 import { homeRules, listColumns, listRules, recentDuplicate, type FeedTable } from "./feed_rules.ts";
 
@@ -67,6 +68,16 @@ async function inBatches(
   }
 }
 
+/**
+ * `ids` repeated at the end up to a power of two: an `IN` list is the same with repeats, and
+ * statements of a few lengths are prepared instead of one per follower count.
+ */
+function padded(ids: string[]): string[] {
+  let size = 1;
+  while (size < ids.length) size *= 2;
+  return [...ids, ...Array<string>(size - ids.length).fill(ids.at(-1)!)];
+}
+
 /** The recipient `column` is a local account that is not suspended (a primary-key probe). */
 function localRecipient(column: string) {
   return sql`EXISTS (SELECT 1 FROM accounts recipient WHERE recipient.id = ${sql.ref(column)}
@@ -93,53 +104,80 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> 
     .executeTakeFirst();
   if (!author || author.suspended_at) return 0;
   let entries = 0;
-  const group = status.reblog_of_id ?? status.id;
-  const rules = homeRules(sql.ref("f.account_id"), "s", {
-    dedupe: { table: "home_feed_entries", owner: sql.ref("f.account_id") },
-    exclusiveLists: true,
-  });
+  // The statements below run for every post, built once each (db/prepared.ts): their rules are long.
+  const values = {
+    group: status.reblog_of_id ?? status.id,
+    status: status.id,
+    author: author.id,
+    now: new Date().toISOString(),
+  };
+  type Slot = keyof typeof values | `id${number}`;
+  const ids = (batch: string[], slot: (name: Slot) => unknown) => sql.join(batch.map((_, i) => slot(`id${i}`)));
+  const withIds = (batch: string[]) => ({ ...values, ...Object.fromEntries(batch.map((id, i) => [`id${i}`, id])) });
   await inBatches(
     db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", author.id),
-    async (batch) => {
+    async (rows) => {
+      const batch = padded(rows);
       // The batch's follow rows by primary key, the status by primary key, then per-row probes.
-      const inserted = await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
-        SELECT f.account_id, s.id, CAST(${group} AS bigint) FROM follows f
-        JOIN statuses s ON s.id = ${status.id}
-        WHERE f.id IN (${sql.join(batch)}) AND f.target_account_id = ${author.id}
-          AND ${localRecipient("f.account_id")} AND ${rules}
-        ON CONFLICT DO NOTHING`.execute(db);
-      entries += written(inserted);
+      const insert = prepared<Slot>(
+        db,
+        `feeds.fanout.home.${batch.length}`,
+        (slot) => sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+          SELECT f.account_id, s.id, CAST(${slot("group")} AS bigint) FROM follows f
+          JOIN statuses s ON s.id = ${slot("status")}
+          WHERE f.id IN (${ids(batch, slot)}) AND f.target_account_id = ${slot("author")}
+            AND ${localRecipient("f.account_id")}
+            AND ${homeRules(sql.ref("f.account_id"), "s", {
+              dedupe: { table: "home_feed_entries", owner: sql.ref("f.account_id") },
+              exclusiveLists: true,
+              now: slot("now"),
+            })}
+          ON CONFLICT DO NOTHING`,
+        withIds(batch),
+      );
+      entries += written(await db.executeQuery(insert));
     },
   );
 
   // Followers of its hashtags: public original posts of authors who are not silenced.
   if (status.visibility === "public" && !status.reblog_of_id && !author.silenced_at) {
-    const tagRules = homeRules(sql.ref("tf.account_id"), "s", { exclusiveLists: true });
-    const inserted = await sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
-      SELECT DISTINCT tf.account_id, s.id, s.id FROM tag_follows tf
-      JOIN statuses s ON s.id = ${status.id}
-      WHERE tf.tag_id IN (SELECT st.tag_id FROM statuses_tags st WHERE st.status_id = ${status.id})
-        AND tf.account_id <> s.account_id AND ${tagRules}
-      ON CONFLICT DO NOTHING`.execute(db);
-    entries += written(inserted);
+    const insert = prepared<Slot>(
+      db,
+      "feeds.fanout.tags",
+      (slot) => sql`INSERT INTO home_feed_entries (account_id, status_id, group_id)
+        SELECT DISTINCT tf.account_id, s.id, s.id FROM tag_follows tf
+        JOIN statuses s ON s.id = ${slot("status")}
+        WHERE tf.tag_id IN (SELECT st.tag_id FROM statuses_tags st WHERE st.status_id = ${slot("status")})
+          AND tf.account_id <> s.account_id
+          AND ${homeRules(sql.ref("tf.account_id"), "s", { exclusiveLists: true, now: slot("now") })}
+        ON CONFLICT DO NOTHING`,
+      values,
+    );
+    entries += written(await db.executeQuery(insert));
   }
 
-  const listRecipient = sql.ref("l.account_id");
-  const inList = homeRules(listRecipient, "s", {
-    dedupe: { table: "list_feed_entries", owner: sql.ref("l.id") },
-    exclusiveLists: false,
-  });
   await inBatches(
     db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", author.id),
-    async (batch) => {
-      const inserted = await sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
-        SELECT l.id, s.id, CAST(${group} AS bigint) FROM list_accounts la
-        JOIN lists l ON l.id = la.list_id
-        JOIN statuses s ON s.id = ${status.id}
-        WHERE la.id IN (${sql.join(batch)}) AND la.account_id = ${author.id}
-          AND ${localRecipient("l.account_id")} AND ${listRules(listColumns("l"), "s")} AND ${inList}
-        ON CONFLICT DO NOTHING`.execute(db);
-      entries += written(inserted);
+    async (rows) => {
+      const batch = padded(rows);
+      const insert = prepared<Slot>(
+        db,
+        `feeds.fanout.lists.${batch.length}`,
+        (slot) => sql`INSERT INTO list_feed_entries (list_id, status_id, group_id)
+          SELECT l.id, s.id, CAST(${slot("group")} AS bigint) FROM list_accounts la
+          JOIN lists l ON l.id = la.list_id
+          JOIN statuses s ON s.id = ${slot("status")}
+          WHERE la.id IN (${ids(batch, slot)}) AND la.account_id = ${slot("author")}
+            AND ${localRecipient("l.account_id")} AND ${listRules(listColumns("l"), "s")}
+            AND ${homeRules(sql.ref("l.account_id"), "s", {
+              dedupe: { table: "list_feed_entries", owner: sql.ref("l.id") },
+              exclusiveLists: false,
+              now: slot("now"),
+            })}
+          ON CONFLICT DO NOTHING`,
+        withIds(batch),
+      );
+      entries += written(await db.executeQuery(insert));
     },
   );
   return entries;

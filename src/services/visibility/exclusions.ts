@@ -30,9 +30,9 @@ function now(): string {
 export function notHiddenFrom(
   viewerId: string | RawBuilder<unknown>,
   authorColumn: string | RawBuilder<unknown>,
+  at: unknown = now(),
 ): RawBuilder<SqlBool> {
   const author = typeof authorColumn === "string" ? sql.ref(authorColumn) : authorColumn;
-  const at = now();
   return sql<SqlBool>`(
     NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${viewerId} AND blocks.target_account_id = ${author} LIMIT 1 OFFSET 0)
     AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocks.account_id = ${author} AND blocks.target_account_id = ${viewerId} LIMIT 1 OFFSET 0)

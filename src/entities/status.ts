@@ -68,6 +68,8 @@ type MentionedAccount = Pick<AccountRow, "id" | "username" | "domain" | "url" | 
 /** What a page of statuses shows to everyone: one query per kind, whatever the page size. */
 interface PageContent {
   accounts: Map<string, Account>;
+  /** Authors a moderator marked sensitive: their posts are shown as sensitive to everyone else. */
+  sensitized: Set<string>;
   media: Map<string, MediaAttachmentRow[]>;
   mentions: Map<string, MentionedAccount[]>;
   tags: Map<string, string[]>;
@@ -166,6 +168,7 @@ async function loadContent(ctx: Ctx, statuses: readonly StatusRow[]): Promise<Pa
 
   return {
     accounts: new Map(accountRows.map((row, i) => [row.id, serializedAccounts[i]])),
+    sensitized: new Set(accountRows.filter((row) => row.sensitized_at).map((row) => row.id)),
     media: groupBy(media, (m) => m.status_id ?? ""),
     mentions: groupBy(mentions, (m) => m.status_id),
     tags: new Map([...groupBy(tags, (t) => t.status_id)].map(([k, rows]) => [k, rows.map((r) => r.name)])),
@@ -273,7 +276,8 @@ function renderContent(
     created_at: status.created_at,
     in_reply_to_id: status.in_reply_to_id,
     in_reply_to_account_id: status.in_reply_to_account_id,
-    sensitive: status.sensitive,
+    // As Mastodon: a sensitized author's posts are sensitive for everyone but the author.
+    sensitive: status.sensitive || page.sensitized.has(status.account_id),
     spoiler_text: status.spoiler_text,
     visibility: status.visibility,
     language: status.language,
@@ -322,6 +326,7 @@ function applyViewerState(
   result.reblogged = state.reblogged.has(proper.id);
   result.muted = proper.conversation_id ? state.mutedConversations.has(proper.conversation_id) : false;
   result.bookmarked = state.bookmarked.has(proper.id);
+  if (status.account_id === viewer.id) result.sensitive = status.sensitive;
   if (status.account_id === viewer.id && !status.reblog_of_id && status.visibility !== "direct")
     result.pinned = state.pinned.has(status.id);
   const shown = result.reblog ?? result;

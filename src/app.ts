@@ -70,6 +70,7 @@ import tagPageRoutes from "./web/public/tags.ts";
 import exportRoutes from "./web/exports.ts";
 import importRoutes from "./web/imports.ts";
 import adminRoutes from "./web/admin/index.ts";
+import disputeRoutes from "./web/disputes.ts";
 import adminAccountRoutes from "./api/v1/admin/accounts.ts";
 import adminEmailDomainBlockRoutes from "./api/v1/admin/email_domain_blocks.ts";
 import adminIpBlockRoutes, { ipAccessGate } from "./api/v1/admin/ip_blocks.ts";
@@ -141,6 +142,7 @@ const ROUTES: RouteModule[] = [
   movingRoutes,
   deleteAccountRoutes,
   adminRoutes,
+  disputeRoutes,
   archiveRoutes,
   exportRoutes,
   importRoutes,

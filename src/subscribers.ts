@@ -24,6 +24,7 @@ import {
   notifyOfFavourite,
   notifyOfFollow,
   notifyOfFollowRequest,
+  notifyOfModerationWarning,
   notifyOfNewStatus,
   notifyOfPollEnd,
   notifyStaffOfReport,
@@ -133,6 +134,9 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
     "report.created": [
       { name: "notifications", mode: "job", run: (event) => notifyStaffOfReport(ctx, event) },
       { name: "deliver", mode: "job", run: (event) => deliverReport(ctx, event) },
+    ],
+    "account_warning.created": [
+      { name: "notifications", mode: "job", run: (event) => notifyOfModerationWarning(ctx, event) },
     ],
     "list.members_added": [
       {

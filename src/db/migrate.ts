@@ -40,6 +40,9 @@ import { accountWarnings } from "./migrations/0042_account_warnings.ts";
 import { reportModeration } from "./migrations/0043_report_moderation.ts";
 import { ipAndEmailBlocks } from "./migrations/0044_ip_and_email_blocks.ts";
 import { trendReviews } from "./migrations/0045_trend_reviews.ts";
+import { reportNotes } from "./migrations/0046_report_notes.ts";
+import { accountModerationNotes } from "./migrations/0047_account_moderation_notes.ts";
+import { appeals } from "./migrations/0048_appeals.ts";
 import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
@@ -87,6 +90,9 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   reportModeration,
   ipAndEmailBlocks,
   trendReviews,
+  reportNotes,
+  accountModerationNotes,
+  appeals,
 ];
 
 /**

@@ -523,6 +523,32 @@ export interface AccountWarningsTable {
   updated_at: Timestamp;
 }
 
+/** A moderator's note on an account, for other staff only (Mastodon's AccountModerationNote). */
+export interface AccountModerationNotesTable {
+  id: string;
+  /** The moderator who wrote it. */
+  account_id: string;
+  target_account_id: string;
+  content: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A user's appeal of a strike (Mastodon's Appeal): one per warning, decided once by a moderator. */
+export interface AppealsTable {
+  id: string;
+  /** The appealing account (the warning's target). */
+  account_id: string;
+  account_warning_id: string;
+  text: ColumnType<string, string | undefined, string>;
+  approved_at: Timestamp | null;
+  approved_by_account_id: string | null;
+  rejected_at: Timestamp | null;
+  rejected_by_account_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** A text moderators reuse in warnings (Mastodon's AccountWarningPreset). */
 export interface AccountWarningPresetsTable {
   id: string;
@@ -562,6 +588,17 @@ export interface ReportsTable {
   action_taken_by_account_id: string | null;
   /** The moderator handling the report, if one took it. */
   assigned_account_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A moderator's note on a report, for other staff only (Mastodon's ReportNote). */
+export interface ReportNotesTable {
+  id: string;
+  report_id: string;
+  /** The moderator who wrote it. */
+  account_id: string;
+  content: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -1080,12 +1117,15 @@ export interface Database {
   custom_filter_keywords: CustomFilterKeywordsTable;
   custom_filter_statuses: CustomFilterStatusesTable;
   reports: ReportsTable;
+  report_notes: ReportNotesTable;
   domain_blocks: DomainBlocksTable;
   domain_allows: DomainAllowsTable;
   account_archives: AccountArchivesTable;
   admin_action_logs: AdminActionLogsTable;
   account_warnings: AccountWarningsTable;
   account_warning_presets: AccountWarningPresetsTable;
+  appeals: AppealsTable;
+  account_moderation_notes: AccountModerationNotesTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;
   federation_kv: FederationKvTable;
@@ -1161,12 +1201,15 @@ export type NotificationPolicyRow = Selectable<NotificationPoliciesTable>;
 export type NotificationRequestRow = Selectable<NotificationRequestsTable>;
 export type CustomFilterRow = Selectable<CustomFiltersTable>;
 export type ReportRow = Selectable<ReportsTable>;
+export type ReportNoteRow = Selectable<ReportNotesTable>;
 export type DomainBlockRow = Selectable<DomainBlocksTable>;
 export type DomainAllowRow = Selectable<DomainAllowsTable>;
 export type AccountArchiveRow = Selectable<AccountArchivesTable>;
 export type AdminActionLogRow = Selectable<AdminActionLogsTable>;
 export type AccountWarningRow = Selectable<AccountWarningsTable>;
 export type AccountWarningPresetRow = Selectable<AccountWarningPresetsTable>;
+export type AppealRow = Selectable<AppealsTable>;
+export type AccountModerationNoteRow = Selectable<AccountModerationNotesTable>;
 export type EmailDomainBlockRow = Selectable<EmailDomainBlocksTable>;
 export type IpBlockRow = Selectable<IpBlocksTable>;
 export type CanonicalEmailBlockRow = Selectable<CanonicalEmailBlocksTable>;

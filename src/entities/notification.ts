@@ -2,6 +2,7 @@ import type { Ctx } from "../context.ts";
 import { accountsByIds } from "../db/queries/accounts.ts";
 import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
 import { serializeAccounts, type Account } from "./account.ts";
+import { serializeAccountWarnings, type AccountWarningJson } from "./account_warning.ts";
 import { hiddenBy } from "./filter.ts";
 import { serializeReports, type ReportJson } from "./report.ts";
 import { serializeStatuses, type Status } from "./status.ts";
@@ -17,6 +18,8 @@ export interface NotificationJson {
   status?: Status;
   /** The report of an `admin.report`. */
   report?: ReportJson;
+  /** The strike of a `moderation_warning`. */
+  moderation_warning?: AccountWarningJson;
   /** Present (and true) only for notifications the policy filtered. */
   filtered?: true;
 }
@@ -30,6 +33,19 @@ export async function reportsOf(
   if (ids.length === 0) return new Map();
   const reports = await ctx.db.kysely.selectFrom("reports").selectAll().where("id", "in", ids).execute();
   return new Map((await serializeReports(ctx, reports)).map((r) => [r.id, r]));
+}
+
+/** The warnings of the `moderation_warning` notifications among `rows`, serialized, by ID. */
+export async function moderationWarningsOf(
+  ctx: Ctx,
+  rows: readonly Pick<NotificationRow, "type" | "activity_id">[],
+): Promise<Map<string, AccountWarningJson>> {
+  const ids = [
+    ...new Set(rows.filter((r) => r.type === "moderation_warning" && r.activity_id).map((r) => r.activity_id!)),
+  ];
+  if (ids.length === 0) return new Map();
+  const warnings = await ctx.db.kysely.selectFrom("account_warnings").selectAll().where("id", "in", ids).execute();
+  return new Map((await serializeAccountWarnings(ctx, warnings)).map((w) => [w.id, w]));
 }
 
 /** `group_key` as Mastodon renders it. */
@@ -56,6 +72,7 @@ export async function serializeNotifications(
     (await serializeStatuses(ctx, unique, viewer, { filterContext: "notifications" })).map((s) => [s.id, s]),
   );
   const reports = await reportsOf(ctx, rows);
+  const warnings = await moderationWarningsOf(ctx, rows);
   const out: NotificationJson[] = [];
   for (const row of rows) {
     const account = accountJson.get(row.from_account_id);
@@ -75,6 +92,11 @@ export async function serializeNotifications(
       const report = reports.get(row.activity_id ?? "");
       if (!report) continue;
       json.report = report;
+    }
+    if (row.type === "moderation_warning") {
+      const warning = warnings.get(row.activity_id ?? "");
+      if (!warning) continue;
+      json.moderation_warning = warning;
     }
     if (row.filtered) json.filtered = true;
     out.push(json);

@@ -3,7 +3,8 @@ import { accountsByIds } from "../db/queries/accounts.ts";
 import type { AccountRow, NotificationRow, StatusRow } from "../db/schema.ts";
 import { serializeAccounts, type Account } from "./account.ts";
 import { hiddenBy } from "./filter.ts";
-import { reportsOf } from "./notification.ts";
+import { moderationWarningsOf, reportsOf } from "./notification.ts";
+import type { AccountWarningJson } from "./account_warning.ts";
 import type { ReportJson } from "./report.ts";
 import { serializeStatuses, type Status } from "./status.ts";
 
@@ -36,6 +37,8 @@ export interface NotificationGroupJson {
   status_id?: string;
   /** The report of an `admin.report` group. */
   report?: ReportJson;
+  /** The strike of a `moderation_warning` group. */
+  moderation_warning?: AccountWarningJson;
 }
 
 /** An account as `expand_accounts=partial_avatars` names it: enough to draw its avatar. */
@@ -94,6 +97,10 @@ export async function serializeGroups(
     ctx,
     groups.map((g) => g.representative),
   );
+  const warnings = await moderationWarningsOf(
+    ctx,
+    groups.map((g) => g.representative),
+  );
   const notificationGroups = groups.flatMap((g) => {
     if (g.representative.status_id && hidden.has(g.representative.status_id)) return [];
     const json: NotificationGroupJson = {
@@ -114,6 +121,11 @@ export async function serializeGroups(
       const report = reports.get(g.representative.activity_id ?? "");
       if (!report) return [];
       json.report = report;
+    }
+    if (g.type === "moderation_warning") {
+      const warning = warnings.get(g.representative.activity_id ?? "");
+      if (!warning) return [];
+      json.moderation_warning = warning;
     }
     return [json];
   });

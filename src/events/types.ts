@@ -90,6 +90,8 @@ export interface EventPayloads {
   /** A local user signed up through the API. */
   "account.registered": { accountId: string };
   "report.created": { reportId: string };
+  /** A moderator warned a local user (a strike they are told of: in-app as well as by e-mail). */
+  "account_warning.created": { warningId: string; targetAccountId: string };
   /** Accounts joined a list: their recent posts join its feed. */
   "list.members_added": { listId: string; accountIds: string[] };
   /** A notification was stored unfiltered (filtered ones wait for their request to be accepted). */

@@ -11,6 +11,7 @@ import { toStringParam } from "../api/params.ts";
 import { hiddenFields, html } from "./html.ts";
 import { renderPage, safeReturnPath } from "./render.ts";
 import { csrfToken, csrfValid, currentWebUser, endWebSession, startWebSession } from "./session.ts";
+import { openDisputesPass } from "./disputes.ts";
 
 const INVALID_LOGIN = "Invalid e-mail address or password.";
 const EXPIRED_FORM = "This form has expired. Please try again.";
@@ -88,11 +89,13 @@ export default async function webAuthRoutes(app: FastifyInstance, ctx: Ctx) {
         body: signInForm(token, returnTo, email),
       });
     if (!(await canSignIn(ctx, user))) {
+      // A suspended or frozen user may still read the moderators' decisions and appeal them.
+      const disputes = await openDisputesPass(ctx, req, reply, user);
       return renderPage(ctx, reply, {
         title: "Sign in",
         status: 403,
         alert: "Your account is disabled.",
-        body: signInForm(token, returnTo, email),
+        body: html`${disputes}${signInForm(token, returnTo, email)}`,
       });
     }
     await startWebSession(ctx, req, reply, user);

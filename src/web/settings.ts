@@ -45,7 +45,7 @@ export default async function webSettingsRoutes(app: FastifyInstance, ctx: Ctx) 
     return renderPage(ctx, reply, {
       title: "Your account",
       body: html`${pending}<p>Signed in as <strong>@${account.username}@${ctx.config.localDomain}</strong> (${user.email}).</p>
-<nav><a href="/settings/password">Change password</a><a href="/oauth/authorized_applications">Authorized apps</a><a href="/settings/aliases">Account aliases</a><a href="/settings/migration">Move to another account</a><a href="/settings/export">Export</a><a href="/settings/imports">Import</a><a href="/settings/archive">Your archive</a><a href="/settings/delete">Delete account</a>${admin}</nav>
+<nav><a href="/settings/password">Change password</a><a href="/oauth/authorized_applications">Authorized apps</a><a href="/settings/aliases">Account aliases</a><a href="/settings/migration">Move to another account</a><a href="/settings/export">Export</a><a href="/settings/imports">Import</a><a href="/settings/archive">Your archive</a><a href="/settings/delete">Delete account</a><a href="/disputes/strikes">Your strikes</a>${admin}</nav>
 <form method="post" action="/auth/sign_out">${hiddenFields({ authenticity_token: token })}<button type="submit" class="secondary">Sign out</button></form>`,
     });
   });

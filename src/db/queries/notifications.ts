@@ -3,7 +3,7 @@ import type { Database } from "../schema.ts";
 
 /** The record a notification is about (Mastodon's polymorphic `activity`). */
 export type ActivityType =
-  "Mention" | "Status" | "Favourite" | "Follow" | "FollowRequest" | "Poll" | "Account" | "Report";
+  "Mention" | "Status" | "Favourite" | "Follow" | "FollowRequest" | "Poll" | "Account" | "Report" | "AccountWarning";
 
 /** Deletes the notifications of activities that were undone (an unfavourite, an unfollow, a deleted boost). */
 export async function deleteNotificationsOf(

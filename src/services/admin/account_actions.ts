@@ -170,8 +170,15 @@ export async function takeAccountAction(
         humanIdentifier: open.id,
       });
     }
-    if (user && params.sendEmailNotification !== false)
+    // The user is told by e-mail and in the app alike, or not at all (Mastodon's `warnable?`).
+    if (user && params.sendEmailNotification !== false) {
       await queueWarningMail(ctx, tx, user.email, target.username, type, text);
+      await ctx.dispatcher.emit(tx, {
+        type: "account_warning.created",
+        warningId: warning.id,
+        targetAccountId: target.id,
+      });
+    }
     return tx.selectFrom("accounts").selectAll().where("id", "=", target.id).executeTakeFirstOrThrow();
   });
 }

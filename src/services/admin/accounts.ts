@@ -17,7 +17,15 @@ import { sql, type Kysely, type SqlBool } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { isIdLike } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import type { AccountRow, Database, UserRoleRow, UserRow } from "../../db/schema.ts";
+import type {
+  AccountRow,
+  AccountWarningPresetRow,
+  AccountWarningRow,
+  Database,
+  ReportRow,
+  UserRoleRow,
+  UserRow,
+} from "../../db/schema.ts";
 import { BadRequest, Forbidden, NotFound } from "../../errors.ts";
 import { ACCOUNT_PURGE_JOB } from "../accounts/purge.ts";
 import { deleteOwnAccount } from "../accounts/deletion.ts";
@@ -326,4 +334,92 @@ export async function deleteAccountData(ctx: Ctx, moderator: Moderator, id: stri
   // deleteOwnAccount commits its own transaction; the log entry follows it.
   await deleteOwnAccount(ctx, user, account);
   await recordAction(ctx.db.kysely, entry);
+}
+
+/** An account as the admin pages show it: its user and role (local accounts; null for remote ones). */
+export interface AccountWithUser {
+  account: AccountRow;
+  user: UserRow | null;
+  /** The user's effective role (everyone's when none); null for a remote account. */
+  role: UserRoleRow | null;
+}
+
+/** The users and roles of `rows`, in their order, with two queries whatever their number. */
+export async function withUsers(ctx: Ctx, rows: readonly AccountRow[]): Promise<AccountWithUser[]> {
+  const db = ctx.db.kysely;
+  const local = rows.filter((r) => r.domain === null).map((r) => r.id);
+  const users = local.length ? await db.selectFrom("users").selectAll().where("account_id", "in", local).execute() : [];
+  const roleIds = [...new Set(users.map((u) => u.role_id ?? EVERYONE_ROLE_ID))];
+  const roles = roleIds.length
+    ? await db.selectFrom("user_roles").selectAll().where("id", "in", roleIds).execute()
+    : [];
+  const userOf = new Map(users.map((u) => [u.account_id, u]));
+  const roleOf = new Map(roles.map((r) => [r.id, r]));
+  return rows.map((account) => {
+    const user = userOf.get(account.id) ?? null;
+    return { account, user, role: user ? (roleOf.get(user.role_id ?? EVERYONE_ROLE_ID) ?? null) : null };
+  });
+}
+
+/** Whether `moderator` may take the punishing actions on `target` (the rule assertOutranks enforces). */
+export async function mayActOn(db: Kysely<Database>, moderator: Moderator, target: AccountRow): Promise<boolean> {
+  const role = await roleOfAccount(db, target);
+  return !role || moderator.role.position > role.position;
+}
+
+/** A strike with the handle of the moderator who gave it (null once their account is gone). */
+export interface Strike extends AccountWarningRow {
+  moderator: string | null;
+}
+
+/** The strikes on account `id`, newest first (Mastodon's account page lists them all; a page at most). */
+export async function strikesOf(ctx: Ctx, id: string, limit = 100): Promise<Strike[]> {
+  const rows = await ctx.db.kysely
+    .selectFrom("account_warnings")
+    .leftJoin("accounts", "accounts.id", "account_warnings.account_id")
+    .selectAll("account_warnings")
+    .select(["accounts.username as moderator_username", "accounts.domain as moderator_domain"])
+    .where("account_warnings.target_account_id", "=", id)
+    .orderBy("account_warnings.id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map(({ moderator_username, moderator_domain, ...warning }) => ({
+    ...warning,
+    moderator: moderator_username ? [moderator_username, moderator_domain].filter(Boolean).join("@") : null,
+  }));
+}
+
+/** The latest reports against account `id` and by it, newest first, with how many there are of each. */
+export interface AccountReports {
+  against: ReportRow[];
+  by: ReportRow[];
+  againstCount: number;
+  byCount: number;
+}
+
+export async function reportsOfAccount(ctx: Ctx, id: string, limit = 20): Promise<AccountReports> {
+  const db = ctx.db.kysely;
+  const latest = (column: "target_account_id" | "account_id") =>
+    db.selectFrom("reports").selectAll().where(column, "=", id).orderBy("id", "desc").limit(limit).execute();
+  const count = async (column: "target_account_id" | "account_id") =>
+    Number(
+      (
+        await db
+          .selectFrom("reports")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where(column, "=", id)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  return {
+    against: await latest("target_account_id"),
+    by: await latest("account_id"),
+    againstCount: await count("target_account_id"),
+    byCount: await count("account_id"),
+  };
+}
+
+/** The warning presets moderators pick from, by title. */
+export function warningPresets(ctx: Ctx): Promise<AccountWarningPresetRow[]> {
+  return ctx.db.kysely.selectFrom("account_warning_presets").selectAll().orderBy("title").orderBy("id").execute();
 }

@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import type { AdminActionLogRow, Database } from "../../db/schema.ts";
+import type { AccountRow, AdminActionLogRow, Database, ReportRow } from "../../db/schema.ts";
 
 /** What Mastodon's log names targets by. */
 export type AuditTarget =
@@ -66,6 +66,11 @@ export interface AuditFilter {
   /** Only what was done to this record. */
   targetType?: AuditTarget;
   targetId?: string;
+  /**
+   * Only what was done to a target of this readable name (a handle as `alice` or
+   * `rita@remote.example`, a domain, a report's number), in any case.
+   */
+  targetName?: string;
 }
 
 /** The log, newest first, a page at a time. */
@@ -74,5 +79,38 @@ export function auditLog(ctx: Ctx, filter: AuditFilter, page: PageParams): Promi
   if (filter.actorId) query = query.where("account_id", "=", filter.actorId);
   if (filter.targetType) query = query.where("target_type", "=", filter.targetType);
   if (filter.targetId) query = query.where("target_id", "=", filter.targetId);
+  if (filter.targetName)
+    query = query.where((eb) => eb(eb.fn("lower", ["human_identifier"]), "=", filter.targetName!.toLowerCase()));
   return fetchPage(query, "id", page);
+}
+
+/** The moderators who appear in the log (what it can be filtered by), by username. */
+export async function auditLogActors(ctx: Ctx): Promise<AccountRow[]> {
+  return ctx.db.kysely
+    .selectFrom("accounts")
+    .selectAll()
+    .where("id", "in", (eb) => eb.selectFrom("admin_action_logs").select("account_id").distinct())
+    .orderBy("username")
+    .orderBy("domain")
+    .execute();
+}
+
+/**
+ * What moderators did about a report (Mastodon's Report#history): the report's own entries and
+ * those on the reported account, the newest `limit`, oldest first.
+ */
+export async function reportHistory(ctx: Ctx, report: ReportRow, limit = 100): Promise<AdminActionLogRow[]> {
+  const rows = await ctx.db.kysely
+    .selectFrom("admin_action_logs")
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb.and([eb("target_type", "=", "Report"), eb("target_id", "=", report.id)]),
+        eb.and([eb("target_type", "=", "Account"), eb("target_id", "=", report.target_account_id)]),
+      ]),
+    )
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.reverse();
 }

@@ -148,17 +148,14 @@ export class DomainAlreadyBlocked extends Unprocessable {
 }
 
 /**
- * Blocks a domain. 422 `Domain can't be blank` without one; DomainAlreadyBlocked when a block of
- * the same domain exists, or one above it that is at least as strict (`render` shapes it for the
- * answer). With `actorId` (a moderator through the API) the audit log records it; the CLI has no
- * account to name and records nothing.
+ * The domain and limits a new block of `params` would have, checked as createDomainBlock checks
+ * them (the same errors); nothing is stored. The admin pages ask it before their confirmation step.
  */
-export async function createDomainBlock(
+export async function checkNewDomainBlock(
   ctx: Ctx,
   params: DomainBlockParams,
   render: (existing: DomainBlockRow) => unknown,
-  actorId?: string,
-): Promise<DomainBlockRow> {
+): Promise<Pick<DomainBlockRow, "domain" | "severity" | "reject_media" | "reject_reports">> {
   if (!params.domain?.trim()) throw new ValidationFailed("Domain can't be blank");
   const domain = normalizeDomain(params.domain);
   if (!domain) throw new ValidationFailed("Domain is not a valid domain name");
@@ -172,6 +169,22 @@ export async function createDomainBlock(
   const existing = await blockFor(ctx.db.kysely, domain);
   if (existing && (existing.domain === domain || !stricterThan(wanted, existing)))
     throw new DomainAlreadyBlocked(existing, render(existing));
+  return { domain, ...wanted };
+}
+
+/**
+ * Blocks a domain. 422 `Domain can't be blank` without one; DomainAlreadyBlocked when a block of
+ * the same domain exists, or one above it that is at least as strict (`render` shapes it for the
+ * answer). With `actorId` (a moderator through the API) the audit log records it; the CLI has no
+ * account to name and records nothing.
+ */
+export async function createDomainBlock(
+  ctx: Ctx,
+  params: DomainBlockParams,
+  render: (existing: DomainBlockRow) => unknown,
+  actorId?: string,
+): Promise<DomainBlockRow> {
+  const { domain, ...wanted } = await checkNewDomainBlock(ctx, params, render);
   const now = new Date().toISOString();
   return ctx.db.kysely.transaction().execute(async (tx) => {
     const block = await tx
@@ -242,6 +255,43 @@ export async function removeDomainBlock(ctx: Ctx, id: string | undefined, actorI
     if (actorId) await recordAction(tx, auditEntry(actorId, "destroy", current));
   });
   return current;
+}
+
+/** What suspending `domain` would cut: the accounts known there, and their follows with people here. */
+export interface SuspensionImpact {
+  /** Accounts of the domain and its subdomains. */
+  accounts: number;
+  /** Local accounts following them. */
+  followers: number;
+  /** Local accounts they follow. */
+  follows: number;
+}
+
+/** The impact of suspending `domain` (a normalized domain), for the confirmation an admin sees first. */
+export async function suspensionImpact(ctx: Ctx, domain: string): Promise<SuspensionImpact> {
+  const db = ctx.db.kysely;
+  const covered = db.selectFrom("accounts").select("id").where(onDomain(domain));
+  const local = db.selectFrom("accounts").select("id").where("domain", "is", null);
+  const [accounts, followers, follows] = await Promise.all([
+    db
+      .selectFrom("accounts")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where(onDomain(domain))
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom("follows")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("target_account_id", "in", covered)
+      .where("account_id", "in", local)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom("follows")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("account_id", "in", covered)
+      .where("target_account_id", "in", local)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { accounts: Number(accounts.n), followers: Number(followers.n), follows: Number(follows.n) };
 }
 
 /** Blocks with limits users notice (silence, suspend), for the public list, by domain. */

@@ -41,6 +41,18 @@ export async function emailDomainBlockOf(ctx: Ctx, id: string | undefined): Prom
   return row;
 }
 
+/** The domains of the blocks `ids` (the parents a page of blocks names), by ID. */
+export async function emailDomainBlockDomains(ctx: Ctx, ids: readonly string[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids)];
+  if (wanted.length === 0) return new Map();
+  const rows = await ctx.db.kysely
+    .selectFrom("email_domain_blocks")
+    .select(["id", "domain"])
+    .where("id", "in", wanted)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.domain]));
+}
+
 /**
  * Blocks `text` (a domain) and the mail servers its MX records name; every block made is
  * recorded in the audit log. 422 for a blank or invalid domain or one blocked already. A mail

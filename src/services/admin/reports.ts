@@ -27,6 +27,8 @@ export interface ReportFilter {
   accountId?: string | null;
   /** The reported account. */
   targetAccountId?: string | null;
+  /** Only reports about local (or only about remote) accounts (Mastodon's `target_origin`). */
+  targetOrigin?: "local" | "remote";
 }
 
 /** The queue, newest first, a page at a time. */
@@ -38,6 +40,19 @@ export async function listReports(ctx: Ctx, filter: ReportFilter, page: PagePara
     .where("action_taken_at", filter.resolved ? "is not" : "is", null);
   if (filter.accountId) query = query.where("account_id", "=", filter.accountId);
   if (filter.targetAccountId) query = query.where("target_account_id", "=", filter.targetAccountId);
+  if (filter.targetOrigin) {
+    const local = filter.targetOrigin === "local";
+    // A probe per report read: the queue's index stays the plan, whatever the number of accounts.
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("accounts")
+          .select(eb.lit(1).as("one"))
+          .whereRef("accounts.id", "=", "reports.target_account_id")
+          .where("accounts.domain", local ? "is" : "is not", null),
+      ),
+    );
+  }
   return fetchPage(query, "id", page);
 }
 

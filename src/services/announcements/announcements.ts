@@ -1,14 +1,18 @@
 /**
- * Announcements (Mastodon's Announcement): staff post them from the `rookery announcements` command,
- * now or at a set time (the `announcements.publish` job), optionally about an event with start and
- * end times; every user sees the published ones, marks them read (dismiss) and reacts with an emoji
+ * Announcements (Mastodon's Announcement): staff post them from the `rookery announcements` command
+ * or the admin area (/admin/announcements, which also edits, publishes and unpublishes them, each
+ * step in the audit log), now or at a set time (the `announcements.publish` job), optionally about
+ * an event with start and end times; every user sees the published ones, marks them read (dismiss) and reacts with an emoji
  * (at most eight different ones per announcement). Streams carry `announcement`,
  * `announcement.reaction` and `announcement.delete`.
  */
+import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
-import { newId } from "../../db/ids.ts";
-import type { AnnouncementRow } from "../../db/schema.ts";
+import { isIdLike, newId } from "../../db/ids.ts";
+import { fetchPage, type PageParams } from "../../db/paging.ts";
+import type { AnnouncementRow, Database } from "../../db/schema.ts";
 import { NotFound, ValidationFailed } from "../../errors.ts";
+import { recordAction } from "../admin/audit.ts";
 import { formatText } from "../text/format.ts";
 
 /** Different reactions one announcement may have. */
@@ -30,7 +34,8 @@ function linkedStatusIds(ctx: Ctx, text: string): string[] {
   return [...new Set([...text.matchAll(pattern)].map((m) => m[1]!))];
 }
 
-export async function createAnnouncement(ctx: Ctx, params: AnnouncementParams): Promise<AnnouncementRow> {
+/** Mastodon's Announcement validations: a text, and event times given together, in order. */
+function checkAnnouncement(params: AnnouncementParams): string {
   const text = params.text.trim();
   const problems: string[] = [];
   if (!text) problems.push("Text can't be blank");
@@ -39,7 +44,32 @@ export async function createAnnouncement(ctx: Ctx, params: AnnouncementParams): 
   if ((params.startsAt === undefined) !== (params.endsAt === undefined))
     problems.push("Starts at and ends at must be given together");
   if (problems.length > 0) throw new ValidationFailed(problems);
+  return text;
+}
+
+/** The stored rendering of an announcement's text: HTML, and what it mentions, tags and links. */
+async function renderedText(ctx: Ctx, text: string) {
   const formatted = await formatText(ctx, text, { multiline: true });
+  return {
+    text,
+    content: formatted.html,
+    mention_ids: JSON.stringify(formatted.mentions.map((a) => a.id)),
+    tag_names: JSON.stringify(formatted.tags),
+    status_ids: JSON.stringify(linkedStatusIds(ctx, text)),
+  };
+}
+
+/**
+ * Publishes an announcement now, or schedules it. With `actorId` (a moderator in the admin area)
+ * the audit log records its creation (`create`), in the same transaction; the CLI records nothing.
+ */
+export async function createAnnouncement(
+  ctx: Ctx,
+  params: AnnouncementParams,
+  actorId?: string,
+): Promise<AnnouncementRow> {
+  const text = checkAnnouncement(params);
+  const rendered = await renderedText(ctx, text);
   const now = new Date();
   const later = params.publishAt && params.publishAt.getTime() > now.getTime() ? params.publishAt : undefined;
   const row = await ctx.db.kysely.transaction().execute(async (tx) => {
@@ -47,11 +77,7 @@ export async function createAnnouncement(ctx: Ctx, params: AnnouncementParams): 
       .insertInto("announcements")
       .values({
         id: newId(now.getTime()),
-        text,
-        content: formatted.html,
-        mention_ids: JSON.stringify(formatted.mentions.map((a) => a.id)),
-        tag_names: JSON.stringify(formatted.tags),
-        status_ids: JSON.stringify(linkedStatusIds(ctx, text)),
+        ...rendered,
         all_day: params.allDay ?? false,
         starts_at: params.startsAt?.toISOString() ?? null,
         ends_at: params.endsAt?.toISOString() ?? null,
@@ -64,6 +90,7 @@ export async function createAnnouncement(ctx: Ctx, params: AnnouncementParams): 
       .returningAll()
       .executeTakeFirstOrThrow();
     if (later) await ctx.jobs.enqueueWith(tx, "announcements.publish", { id: inserted.id }, { runAt: later });
+    if (actorId) await logAnnouncement(tx, actorId, "create", inserted);
     return inserted;
   });
   if (row.published) await ctx.dispatcher.emitCommitted({ type: "announcement.published", announcementId: row.id });
@@ -88,10 +115,15 @@ export function allAnnouncements(ctx: Ctx): Promise<AnnouncementRow[]> {
   return ctx.db.kysely.selectFrom("announcements").selectAll().orderBy("id", "desc").execute();
 }
 
-export async function removeAnnouncement(ctx: Ctx, id: string | undefined): Promise<void> {
+/** Removes an announcement (clients drop it); with `actorId` the audit log records it (`destroy`). */
+export async function removeAnnouncement(ctx: Ctx, id: string | undefined, actorId?: string): Promise<void> {
   if (!id) throw new NotFound();
-  const removed = await ctx.db.kysely.deleteFrom("announcements").where("id", "=", id).executeTakeFirst();
-  if (Number(removed.numDeletedRows) === 0) throw new NotFound();
+  await ctx.db.kysely.transaction().execute(async (tx) => {
+    const row = await findAnnouncement(tx, id);
+    if (!row) throw new NotFound();
+    await tx.deleteFrom("announcements").where("id", "=", row.id).execute();
+    if (actorId) await logAnnouncement(tx, actorId, "destroy", row);
+  });
   await ctx.dispatcher.emitCommitted({ type: "announcement.deleted", announcementId: id });
 }
 
@@ -178,4 +210,145 @@ export async function removeReaction(ctx: Ctx, accountId: string, id: string | u
     .executeTakeFirst();
   if (Number(removed.numDeletedRows) === 0) throw new NotFound();
   await ctx.dispatcher.emitCommitted({ type: "announcement.reacted", announcementId: row.id, name: name.trim() });
+}
+
+// ---- The admin area: what moderators with Manage Announcements do, audited as Mastodon logs it. ----
+
+function findAnnouncement(db: Kysely<Database>, id: string | undefined): Promise<AnnouncementRow | undefined> {
+  if (!id || !isIdLike(id)) return Promise.resolve(undefined);
+  return db.selectFrom("announcements").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** An audit entry for `row`, named by its text as Mastodon names announcements. */
+function logAnnouncement(
+  db: Kysely<Database>,
+  actorId: string,
+  action: "create" | "update" | "destroy",
+  row: AnnouncementRow,
+  detail?: string,
+): Promise<void> {
+  return recordAction(db, {
+    actorId,
+    action,
+    targetType: "Announcement",
+    targetId: row.id,
+    humanIdentifier: row.text,
+    detail: detail ?? null,
+  });
+}
+
+/**
+ * Takes back a scheduled publication: the waiting `announcements.publish` job would otherwise
+ * publish the announcement at the time it was first given.
+ */
+async function withdrawScheduledPublication(db: Kysely<Database>, id: string): Promise<void> {
+  await db
+    .deleteFrom("jobs")
+    .where("name", "=", "announcements.publish")
+    .where("payload", "=", JSON.stringify({ id }))
+    .where("locked_until", "is", null)
+    .where("failed_at", "is", null)
+    .execute();
+}
+
+/** Every announcement, published or not, newest first, a page at a time (the admin list). */
+export function listAnnouncements(ctx: Ctx, page: PageParams): Promise<AnnouncementRow[]> {
+  return fetchPage(ctx.db.kysely.selectFrom("announcements").selectAll(), "id", page);
+}
+
+/** Any announcement, published or not (404 otherwise). */
+export async function announcementOf(ctx: Ctx, id: string | undefined): Promise<AnnouncementRow> {
+  const row = await findAnnouncement(ctx.db.kysely, id);
+  if (!row) throw new NotFound();
+  return row;
+}
+
+/**
+ * Edits an announcement (Mastodon's Admin::AnnouncementsController#update): its text and event
+ * times are checked as at creation. A published one stays published and clients get it again; for
+ * one not published, `publishAt` in the future (re)schedules it, in the past publishes it now, and
+ * absent leaves it unpublished without a schedule. Logged as `update`.
+ */
+export async function updateAnnouncement(
+  ctx: Ctx,
+  actorId: string,
+  id: string | undefined,
+  params: AnnouncementParams,
+): Promise<AnnouncementRow> {
+  const text = checkAnnouncement(params);
+  const rendered = await renderedText(ctx, text);
+  const now = new Date();
+  const row = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const current = await findAnnouncement(tx, id);
+    if (!current) throw new NotFound();
+    const event = {
+      ...rendered,
+      all_day: params.allDay ?? false,
+      starts_at: params.startsAt?.toISOString() ?? null,
+      ends_at: params.endsAt?.toISOString() ?? null,
+      updated_at: now.toISOString(),
+    };
+    let publication = {};
+    if (!current.published) {
+      await withdrawScheduledPublication(tx, current.id);
+      const at = params.publishAt;
+      if (at && at.getTime() > now.getTime()) {
+        publication = { scheduled_at: at.toISOString() };
+        await ctx.jobs.enqueueWith(tx, "announcements.publish", { id: current.id }, { runAt: at });
+      } else if (at) {
+        publication = { published: true, published_at: now.toISOString(), scheduled_at: null };
+      } else {
+        publication = { scheduled_at: null };
+      }
+    }
+    const updated = await tx
+      .updateTable("announcements")
+      .set({ ...event, ...publication })
+      .where("id", "=", current.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await logAnnouncement(tx, actorId, "update", updated);
+    return updated;
+  });
+  if (row.published) await ctx.dispatcher.emitCommitted({ type: "announcement.published", announcementId: row.id });
+  return row;
+}
+
+/**
+ * Publishes an announcement now (a draft, or one scheduled for later), or takes a published one
+ * back (clients drop it; it can be published again). Mastodon logs both as `update`; the detail
+ * says which. Asking for what already is changes nothing and logs nothing.
+ */
+export async function setAnnouncementPublished(
+  ctx: Ctx,
+  actorId: string,
+  id: string | undefined,
+  published: boolean,
+): Promise<AnnouncementRow> {
+  const now = new Date().toISOString();
+  const { row, changed } = await ctx.db.kysely.transaction().execute(async (tx) => {
+    const current = await findAnnouncement(tx, id);
+    if (!current) throw new NotFound();
+    if (current.published === published) return { row: current, changed: false };
+    await withdrawScheduledPublication(tx, current.id);
+    const updated = await tx
+      .updateTable("announcements")
+      .set(
+        published
+          ? { published: true, published_at: now, scheduled_at: null, updated_at: now }
+          : { published: false, scheduled_at: null, updated_at: now },
+      )
+      .where("id", "=", current.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await logAnnouncement(tx, actorId, "update", updated, published ? "published" : "unpublished");
+    return { row: updated, changed: true };
+  });
+  if (changed)
+    await ctx.dispatcher.emitCommitted(
+      published
+        ? { type: "announcement.published", announcementId: row.id }
+        : { type: "announcement.deleted", announcementId: row.id },
+    );
+  return row;
 }

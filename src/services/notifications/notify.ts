@@ -204,7 +204,9 @@ export async function notify(ctx: Ctx, event: NotificationEvent): Promise<Notifi
     .where("accounts.domain", "is", null)
     .executeTakeFirst();
   if (!receiver || receiver.suspended_at) return undefined;
-  if (event.fromId === event.receiverId && event.type !== "poll") return undefined;
+  // A strike has no sender: its notification comes "from" its receiver, as in Mastodon.
+  if (event.fromId === event.receiverId && event.type !== "poll" && event.type !== "moderation_warning")
+    return undefined;
   const sender = await db.selectFrom("accounts").selectAll().where("id", "=", event.fromId).executeTakeFirst();
   if (!sender || sender.suspended_at) return undefined;
   const status = event.statusId

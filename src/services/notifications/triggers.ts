@@ -127,6 +127,27 @@ export async function notifyStaffOfReport(ctx: Ctx, event: DomainEvent<"report.c
       });
 }
 
+/** A strike notifies its target (`moderation_warning`; "from" the target, since no account sends it). */
+export async function notifyOfModerationWarning(
+  ctx: Ctx,
+  event: DomainEvent<"account_warning.created">,
+): Promise<void> {
+  const warning = await ctx.db.kysely
+    .selectFrom("account_warnings")
+    .select("created_at")
+    .where("id", "=", event.warningId)
+    .executeTakeFirst();
+  if (!warning) return;
+  await notify(ctx, {
+    type: "moderation_warning",
+    receiverId: event.targetAccountId,
+    fromId: event.targetAccountId,
+    activityType: "AccountWarning",
+    activityId: event.warningId,
+    at: new Date(warning.created_at),
+  });
+}
+
 /**
  * The notifications of a status that was just published: its author's boost of a local status
  * notifies the boosted author; a post notifies the local accounts it mentions and the followers

@@ -12,6 +12,7 @@ export const NOTIFICATION_TYPES = [
   "update",
   "admin.sign_up",
   "admin.report",
+  "moderation_warning",
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 

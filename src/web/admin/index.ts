@@ -11,11 +11,36 @@ import { renderPage } from "../render.ts";
 import { requireSession } from "../session.ts";
 import { effectiveRole, hasPermission } from "../../services/accounts/roles.ts";
 import { ADMIN_SECTIONS } from "./frame.ts";
+import adminReportRoutes from "./reports.ts";
+import adminAccountRoutes from "./accounts.ts";
+import pendingAccountRoutes from "./pending_accounts.ts";
+import adminAppealRoutes from "./appeals.ts";
+import adminDomainBlockRoutes from "./domain_blocks.ts";
+import adminDomainAllowRoutes from "./domain_allows.ts";
+import adminEmailDomainBlockRoutes from "./email_domain_blocks.ts";
+import adminIpBlockRoutes from "./ip_blocks.ts";
+import adminRuleRoutes from "./rules.ts";
+import adminSettingsRoutes from "./settings.ts";
+import adminAnnouncementRoutes from "./announcements.ts";
+import adminActionLogRoutes from "./action_logs.ts";
 
 type AdminModule = (app: FastifyInstance, ctx: Ctx) => Promise<void>;
 
 /** The sections' route modules. */
-const SECTIONS: AdminModule[] = [];
+const SECTIONS: AdminModule[] = [
+  adminReportRoutes,
+  adminAccountRoutes,
+  pendingAccountRoutes,
+  adminAppealRoutes,
+  adminDomainBlockRoutes,
+  adminDomainAllowRoutes,
+  adminEmailDomainBlockRoutes,
+  adminIpBlockRoutes,
+  adminRuleRoutes,
+  adminSettingsRoutes,
+  adminAnnouncementRoutes,
+  adminActionLogRoutes,
+];
 
 export default async function adminRoutes(app: FastifyInstance, ctx: Ctx) {
   await app.register(async (scope) => {

@@ -1,6 +1,6 @@
 /**
  * Who may call an admin endpoint, checked the same way for every admin list (Mastodon's answers):
- * no token, an unknown or a revoked one → 403 `This action is not allowed`; a token without the
+ * no token, an unknown or a revoked one, an app's own token → 403 `This action is not allowed`; a token without the
  * list's scope (the other half of it, another list's, a user's scopes) → 403 `This action is
  * outside the authorized scopes`; a user without the permission (a plain user, a Moderator) →
  * 403 `This action is not allowed`; an Admin and an Owner may.
@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
-import { createUser, errorOf, revokeToken, tokenFor, type TestServer, type TestUser } from "./kit.ts";
+import { appToken, createUser, errorOf, revokeToken, tokenFor, type TestServer, type TestUser } from "./kit.ts";
 
 export type AdminMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -61,6 +61,12 @@ export function describeAdminAccess<M extends AdminMethod>(options: AdminAccessO
       for (const [method, path, json] of await options.routes())
         for (const t of reads(method, path) ? [write, others, user] : [read, others, user])
           assert.deepEqual(errorOf(await call(method, path, t, json)), [403, OUTSIDE_SCOPES], `${method} ${path}`);
+    });
+
+    test("403 This action is not allowed for an app's own token, even with the admin scopes (it has no user, so no role)", async () => {
+      const t = await appToken(options.server().ctx, "admin:read admin:write");
+      for (const [method, path, json] of await options.routes())
+        assert.deepEqual(errorOf(await call(method, path, t, json)), [403, NOT_ALLOWED], `${method} ${path}`);
     });
 
     test(`403 without ${options.permission} (a plain user, a Moderator); an Admin and an Owner may`, async () => {

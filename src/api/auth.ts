@@ -89,6 +89,8 @@ export function registerAuth(app: FastifyInstance, ctx: Ctx): void {
       // A disabled or suspended user's tokens read nothing, public endpoints included (Mastodon's require_not_suspended!).
       if (found.user && (found.user.disabled || found.account?.suspended_at))
         throw new Forbidden("Your login is currently disabled");
+      // An app's own token has no user, so no role: Mastodon's admin policies refuse it (403), not 422.
+      if (admin && !found.user) throw new Forbidden();
       if (options.user || admin) assertFunctionalUser(found);
       if (options.permission && !(found.role && hasPermission(found.role, options.permission))) throw new Forbidden();
       if (needsUser && !found.user) throw new AuthenticationRequired();

@@ -114,7 +114,8 @@ export function noteOf(links: StatusLinks, entity: Status): Note | Question {
     published: instant(status.created_at),
     updated: status.edited_at ? instant(status.edited_at) : null,
     summary: status.spoiler_text || null,
-    sensitive: Boolean(status.sensitive),
+    // The API form's flag: a sensitized author's posts are sensitive elsewhere too (Mastodon's NoteSerializer).
+    sensitive: entity.sensitive,
     contents: status.language ? [content, new LanguageString(content, status.language)] : [content],
     replyTarget: parent ? new URL(parent.uri) : null,
     // The thread: `conversation` for Mastodon; `context` (a URL, so not an OStatus tag) for Akkoma.

@@ -1,7 +1,7 @@
 /**
  * An account a moderator marked sensitive (the `sensitive` account action): as Mastodon shows
  * them, its posts are sensitive (media behind a warning) for everyone but the author, in every
- * place a status is read, until the mark is lifted.
+ * place a status is read (other servers too), until the mark is lifted.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -54,6 +54,14 @@ describe("a sensitized account's posts", () => {
     const boosted = await statusAs((boost.json() as Status).id, reader);
     assert.equal(boosted.reblog?.sensitive, true, "the boosted post inside a boost");
     assert.equal(boosted.sensitive, false, "the boost itself is the reader's");
+
+    const note = await server.app.inject({
+      method: "GET",
+      url: new URL(post.uri).pathname,
+      headers: { accept: "application/activity+json" },
+    });
+    assert.equal(note.statusCode, 200, note.body);
+    assert.equal((note.json() as { sensitive?: boolean }).sensitive, true, "the Note other servers read");
 
     await act("/unsensitive");
     assert.equal((await statusAs(post.id, reader)).sensitive, false);

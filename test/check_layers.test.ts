@@ -73,3 +73,30 @@ test("entities importing services, text reaching for the database, and producers
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("two service areas importing each other are refused, once a pair, with an import of each side", () => {
+  const root = tree({
+    "src/services/admin/audit.ts": 'import type { Kysely } from "kysely";\nexport const recordAction = 1;\n',
+    "src/services/admin/mails.ts": 'import { loadSettings } from "../instance/settings.ts";\n',
+    "src/services/admin/rules.ts": 'import {\n  loadSettings,\n} from "../instance/settings.ts";\n',
+    "src/services/instance/settings.ts":
+      'import type { Kysely } from "kysely";\nimport { recordAction } from "../admin/audit.ts";\n',
+    "src/services/moderation/appeals.ts": 'import { recordAction } from "../admin/audit.ts";\n',
+    "src/services/accounts/confirmation.ts": 'import { issueToken } from "../auth/tokens.ts";\n',
+    "src/services/auth/viewer.ts": 'import { roleOf } from "../accounts/roles.ts";\n',
+  });
+  try {
+    const result = run(root);
+    assert.equal(result.status, 1);
+    const pairs = result.stderr.split("\n").filter((line) => line.includes("import each other"));
+    assert.equal(pairs.length, 1, result.stderr);
+    assert.match(
+      pairs[0],
+      /^src\/services\/admin\/mails\.ts:1: services\/admin and services\/instance import each other \(src\/services\/instance\/settings\.ts:2 imports back\)/,
+    );
+    // One way (moderation → admin) is the layering; accounts ↔ auth is the documented exception.
+    assert.doesNotMatch(result.stderr, /services\/moderation|services\/accounts and services\/auth/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

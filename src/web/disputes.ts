@@ -26,7 +26,6 @@ import {
   strikesOf,
   strikeTitle,
   type Strike,
-  type StrikePost,
 } from "../services/moderation/strikes.ts";
 import {
   createWebSession,
@@ -35,9 +34,10 @@ import {
   SESSION_LIFETIME_S,
 } from "../services/auth/web_sessions.ts";
 import { appealState } from "../entities/account_warning.ts";
-import { hiddenFields, html, type SafeHtml } from "./html.ts";
+import { hiddenFields, html, paragraphs, type SafeHtml } from "./html.ts";
 import { renderPage } from "./render.ts";
-import { csrfToken, csrfValid, currentWebUser, parseCookies, type WebUser } from "./session.ts";
+import { appendCookie, cookie, csrfToken, csrfValid, currentWebUser, parseCookies, type WebUser } from "./session.ts";
+import { decisionTitle, strikePostItems } from "./strikes.ts";
 
 const PASS_COOKIE = "_rookery_disputes";
 const PASS_PATH = "/disputes";
@@ -52,18 +52,8 @@ interface Disputant {
   pass: boolean;
 }
 
-function passCookie(ctx: Ctx, value: string, maxAge: number): string {
-  const parts = [`${PASS_COOKIE}=${encodeURIComponent(value)}`, `Path=${PASS_PATH}`, "HttpOnly", "SameSite=Lax"];
-  parts.push(`Max-Age=${maxAge}`);
-  if (ctx.config.https) parts.push("Secure");
-  return parts.join("; ");
-}
-
-function addCookie(reply: FastifyReply, value: string): void {
-  const existing = reply.getHeader("set-cookie");
-  const list = Array.isArray(existing) ? existing : existing ? [String(existing)] : [];
-  reply.header("set-cookie", [...list, value]);
-}
+/** The pass's cookie, sent back only to the dispute pages. */
+const passCookie = (ctx: Ctx, value: string, maxAge: number) => cookie(ctx, PASS_COOKIE, value, maxAge, PASS_PATH);
 
 /**
  * Opens a disputes pass for `user`, whose password was right but who may not sign in (suspended
@@ -77,16 +67,21 @@ export async function openDisputesPass(
 ): Promise<SafeHtml> {
   const value = randomBytes(32).toString("base64url");
   await createWebSession(ctx, user, value, { ip: req.ip ?? "", userAgent: String(req.headers["user-agent"] ?? "") });
-  addCookie(reply, passCookie(ctx, value, SESSION_LIFETIME_S));
+  appendCookie(reply, passCookie(ctx, value, SESSION_LIFETIME_S));
   return html`<p>You can still read the moderators' decisions about your account and appeal them: <a href="/disputes/strikes">Your strikes</a>.</p>`;
+}
+
+/** The session of the disputes pass the browser holds, if any. */
+async function passSessionOf(ctx: Ctx, req: FastifyRequest): Promise<WebUser | undefined> {
+  const value = parseCookies(req.headers.cookie)[PASS_COOKIE];
+  return value && value.length <= 200 ? await findWebSession(ctx, value) : undefined;
 }
 
 /** The signed-in user (or the holder of a disputes pass); undefined after sending the browser to sign in. */
 async function requireDisputant(ctx: Ctx, req: FastifyRequest, reply: FastifyReply): Promise<Disputant | undefined> {
   const session = await currentWebUser(ctx, req);
   if (session) return { session, pass: false };
-  const value = parseCookies(req.headers.cookie)[PASS_COOKIE];
-  const passSession = value && value.length <= 200 ? await findWebSession(ctx, value) : undefined;
+  const passSession = await passSessionOf(ctx, req);
   if (passSession) return { session: passSession, pass: true };
   await reply.redirect(`/auth/sign_in?return_to=${encodeURIComponent(req.url.split("?")[0])}`, 303);
   return undefined;
@@ -98,15 +93,12 @@ function footer(who: Disputant, token: string, extra: SafeHtml | string = ""): S
   return html`<nav>${extra}</nav><form method="post" action="/disputes/sign_out">${hiddenFields({ authenticity_token: token })}<button type="submit" class="secondary">Sign out</button></form>`;
 }
 
+/** A day as these pages write it: `2026-11-27`. */
+const dayOf = (time: string | Date) => (typeof time === "string" ? time : time.toISOString()).slice(0, 10);
+
 /** A date as these pages show it. */
 function dateOf(iso: string): SafeHtml {
-  return html`<time datetime="${iso}">${iso.slice(0, 10)}</time>`;
-}
-
-/** A text as paragraphs, its line breaks kept (everything escaped). */
-function paragraphs(text: string): SafeHtml {
-  const blocks = text.trim().split(/\n\s*\n/);
-  return html`${blocks.map((block) => html`<p>${block.split("\n").map((line, i) => html`${i > 0 ? html`<br>` : ""}${line}`)}</p>`)}`;
+  return html`<time datetime="${iso}">${dayOf(iso)}</time>`;
 }
 
 /** Where a strike's appeal stands, in words. */
@@ -116,28 +108,12 @@ function appealSummary(strike: Strike): string {
     const state = appealState(strike.appeal);
     return state === "approved" ? "Appeal approved" : state === "rejected" ? "Appeal rejected" : "Appeal pending";
   }
-  if (mayAppeal(strike)) return `You can appeal until ${appealDeadline(strike.warning).toISOString().slice(0, 10)}`;
+  if (mayAppeal(strike)) return `You can appeal until ${dayOf(appealDeadline(strike.warning))}`;
   return "Not appealed";
 }
 
-function decisionTitle(strike: Strike): SafeHtml {
-  const title = strikeTitle(strike.warning.action);
-  return strike.warning.overruled_at ? html`<del>${title}</del> (lifted)` : html`${title}`;
-}
-
-function postList(posts: readonly StrikePost[]): SafeHtml {
-  if (posts.length === 0) return html``;
-  const items = posts.map(({ id, post }) => {
-    if (!post) return html`<li>Post #${id} <span class="muted">(removed)</span></li>`;
-    const text = [...post.text].length > 500 ? `${[...post.text].slice(0, 499).join("")}…` : post.text;
-    return html`<li>${post.spoilerText ? html`<strong>${post.spoilerText}</strong> ` : ""}${text}${post.media.length ? html`<br><span class="muted">Attached: ${post.media.join(", ")}</span>` : ""}
-<br><span class="muted">${post.deleted ? html`${dateOf(post.createdAt)} (removed)` : html`<a href="${post.url}">${dateOf(post.createdAt)}</a>`}</span></li>`;
-  });
-  return html`<h2>The posts concerned</h2><ul>${items}</ul>`;
-}
-
 function appealForm(strike: Strike, token: string, text = ""): SafeHtml {
-  const deadline = appealDeadline(strike.warning).toISOString().slice(0, 10);
+  const deadline = dayOf(appealDeadline(strike.warning));
   return html`<h2>Appeal this decision</h2>
 <p>If you think the moderators made a mistake, tell them why. You can appeal once, until ${deadline}.</p>
 <form method="post" action="/disputes/strikes/${strike.warning.id}/appeal">${hiddenFields({ authenticity_token: token })}
@@ -181,17 +157,17 @@ async function strikePage(
       ? html`<p><strong>Your appeal was rejected.</strong></p>`
       : "";
   return renderPage(ctx, reply, {
-    title: `${strikeTitle(warning.action)} on ${warning.created_at.slice(0, 10)}`,
+    title: `${strikeTitle(warning.action)} on ${dayOf(warning.created_at)}`,
     status: options.status,
     alert: options.alert,
     notice: options.notice,
     body: html`${outcome}<table>
 <tr><th scope="row">Date</th><td>${dateOf(warning.created_at)}</td></tr>
-<tr><th scope="row">Decision</th><td>${decisionTitle(strike)}</td></tr>
+<tr><th scope="row">Decision</th><td>${decisionTitle(warning)}</td></tr>
 ${strike.reason ? html`<tr><th scope="row">Reason</th><td>${strike.reason}</td></tr>` : ""}
 </table>
 ${explanation}${warning.text.trim() ? html`<h2>The moderators' message</h2>${paragraphs(warning.text)}` : ""}
-${postList(posts)}
+${posts.length ? html`<h2>The posts concerned</h2><ul>${strikePostItems(posts, dateOf)}</ul>` : ""}
 ${appealPart(strike, token, options.text)}
 ${footer(who, token, html`<a href="/disputes/strikes">All your strikes</a>`)}`,
   });
@@ -217,7 +193,7 @@ export default async function disputeRoutes(app: FastifyInstance, ctx: Ctx) {
       const strikes = await strikesOf(ctx, who.session.account.id, { limit: LIST_LIMIT });
       const rows = strikes.map(
         (s) =>
-          html`<tr><td><a href="/disputes/strikes/${s.warning.id}">${dateOf(s.warning.created_at)}</a></td><td>${decisionTitle(s)}</td><td>${appealSummary(s)}</td></tr>`,
+          html`<tr><td><a href="/disputes/strikes/${s.warning.id}">${dateOf(s.warning.created_at)}</a></td><td>${decisionTitle(s.warning)}</td><td>${appealSummary(s)}</td></tr>`,
       );
       return renderPage(ctx, reply, {
         title: "Your strikes",
@@ -265,10 +241,9 @@ ${footer(who, token)}`,
           body: html`<nav><a href="/disputes/strikes">Your strikes</a></nav>`,
         });
       }
-      const value = parseCookies(req.headers.cookie)[PASS_COOKIE];
-      const passSession = value && value.length <= 200 ? await findWebSession(ctx, value) : undefined;
+      const passSession = await passSessionOf(ctx, req);
       if (passSession) await deleteWebSession(ctx, passSession.sessionId);
-      addCookie(reply, passCookie(ctx, "", 0));
+      appendCookie(reply, passCookie(ctx, "", 0));
       return reply.redirect("/auth/sign_in", 303);
     });
   });

@@ -36,7 +36,7 @@ main{max-width:30rem;margin:3rem auto;padding:0 1rem}.card{background:var(--card
 h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.8rem 0 .3rem;font-weight:600}
 input[type=text],input[type=email],input[type=password],textarea{width:100%;padding:.6rem;border:1px solid var(--border);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
 button,.button{display:inline-block;margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:8px;background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;text-decoration:none}
-button.secondary{background:transparent;color:var(--fg);border:1px solid var(--border)}button.danger{background:var(--danger)}
+.button.secondary,button.secondary{background:transparent;color:var(--fg);border:1px solid var(--border)}.button.danger,button.danger{background:var(--danger)}
 .flash{padding:.7rem 1rem;border-radius:8px;margin-bottom:1rem;background:#fdecea;color:#611a15}.flash.notice{background:#e8f5e9;color:#1b5e20}
 .muted{color:var(--muted);font-size:.9rem}ul.scopes{padding-left:1.2rem}code{font-size:1.1rem;word-break:break-all}
 .row{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}nav{margin-top:1.5rem}nav a{margin-right:1rem;color:var(--accent)}
@@ -46,11 +46,13 @@ table{width:100%;border-collapse:collapse}td{padding:.4rem 0;border-bottom:1px s
 h1{font-size:1.25rem;margin-bottom:.6rem}p{margin:.6rem 0}button,.button{margin-top:.5rem}nav{margin-top:1rem}}
 @media (max-height:700px){main.popup .card{max-height:calc(100vh - 4.5rem);overflow-y:auto}
 main.popup ul.scopes{max-height:30vh;overflow-y:auto;margin:.4rem 0}}
-main.wide{max-width:72rem}main.wide .card{padding:1.5rem 2rem}th{text-align:left;padding:.4rem .6rem .4rem 0;border-bottom:2px solid var(--border)}
+main.wide{max-width:72rem}main.wide .card{padding:1.5rem 2rem}th{text-align:left;padding:.4rem .6rem .4rem 0;border-bottom:2px solid var(--border);overflow-wrap:normal}
 main.wide td{padding:.4rem .6rem .4rem 0}select{padding:.5rem;border:1px solid var(--border);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}
 nav.sections{margin:0 0 1.2rem;display:flex;flex-wrap:wrap;gap:.3rem 1rem}nav.sections a[aria-current=page]{font-weight:700;text-decoration:none}
 .badge{display:inline-block;padding:0 .4rem;border-radius:6px;border:1px solid var(--border);font-size:.85rem}
 form.inline{display:inline}form.inline button{margin-top:.3rem}
+.row.filters{align-items:flex-end}label.inline{display:inline}label.plain{font-weight:normal}.nowrap{white-space:nowrap}
+col.labels{width:14rem}article.card{margin:.8rem 0}
 `;
 
 export interface PageOptions {
@@ -85,6 +87,15 @@ export function page(options: PageOptions): string {
 <body>${main}${site}<div class="card"><h1>${options.title}</h1>
 ${options.alert ? html`<div class="flash" role="alert">${options.alert}</div>` : ""}${options.notice ? html`<div class="flash notice" role="status">${options.notice}</div>` : ""}
 ${options.body}</div></main></body></html>`.value;
+}
+
+/** Plain text as paragraphs (at blank lines) with its line breaks kept, everything escaped. */
+export function paragraphs(text: string): SafeHtml {
+  const blocks = text
+    .replace(/\r\n?/g, "\n")
+    .trim()
+    .split(/\n\s*\n/);
+  return html`${blocks.map((block) => html`<p>${block.split("\n").map((line, i) => html`${i > 0 ? html`<br>` : ""}${line}`)}</p>`)}`;
 }
 
 /** Hidden inputs (CSRF token and carried parameters) for a form. */

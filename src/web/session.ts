@@ -29,14 +29,16 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return cookies;
 }
 
-function cookie(ctx: Ctx, name: string, value: string, maxAge: number | undefined): string {
-  const parts = [`${name}=${encodeURIComponent(value)}`, "Path=/", "HttpOnly", "SameSite=Lax"];
+/** A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure over HTTPS; sent back only below `path`. */
+export function cookie(ctx: Ctx, name: string, value: string, maxAge: number | undefined, path = "/"): string {
+  const parts = [`${name}=${encodeURIComponent(value)}`, `Path=${path}`, "HttpOnly", "SameSite=Lax"];
   if (maxAge !== undefined) parts.push(`Max-Age=${maxAge}`);
   if (ctx.config.https) parts.push("Secure");
   return parts.join("; ");
 }
 
-function appendCookie(reply: FastifyReply, value: string): void {
+/** Adds a `Set-Cookie` header to those `reply` already has. */
+export function appendCookie(reply: FastifyReply, value: string): void {
   const existing = reply.getHeader("set-cookie");
   const list = Array.isArray(existing) ? existing : existing ? [String(existing)] : [];
   reply.header("set-cookie", [...list, value]);

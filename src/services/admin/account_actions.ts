@@ -2,11 +2,12 @@
  * A moderator's action on an account (Mastodon's Admin::AccountAction): `none` (a warning only),
  * `disable` (no sign-in), `sensitive` (media behind a warning), `silence` (off the public
  * timelines), `suspend` (hidden everywhere, signed out, its data to be removed). In one
- * transaction: the change, a warning (strike) the user can read and appeal, the resolution of
- * the reports it answers — the one given for `none`, every open report on the account for the
- * others, as Mastodon does — the audit log, and the e-mail to a local user unless
- * `send_email_notification` is false. Streams of a disabled or suspended user close at once
- * (`access.changed`) and other servers hear of a suspension (`account.updated`).
+ * transaction: the change, a warning (strike) the user can read and appeal (with the report's
+ * posts unless `includeStatuses` is false), the resolution of the reports it answers — the one
+ * given for `none`, every open report on the account for the others, as Mastodon does — the
+ * audit log, and the e-mail to a local user unless `send_email_notification` is false. Streams
+ * of a disabled or suspended user close at once (`access.changed`) and other servers hear of a
+ * suspension (`account.updated`).
  */
 import type { Transaction } from "kysely";
 import type { Ctx } from "../../context.ts";
@@ -29,6 +30,11 @@ export interface AccountActionParams {
   text?: string;
   /** Default true. */
   sendEmailNotification?: boolean;
+  /**
+   * Whether the strike names the report's posts, so the user sees what it is about (Mastodon's
+   * `include_statuses`, which only its web form sends). Default true.
+   */
+  includeStatuses?: boolean;
 }
 
 /** Mastodon's validations: a type, one of the list (remote accounts have no user to warn or disable). */
@@ -141,7 +147,7 @@ export async function takeAccountAction(
         action: type,
         text,
         report_id: report?.id ?? null,
-        status_ids: report?.status_ids ?? null,
+        status_ids: report && params.includeStatuses !== false ? report.status_ids : null,
         created_at: now,
         updated_at: now,
       })

@@ -177,7 +177,7 @@ export async function assertOutranks(db: Kysely<Database>, moderator: Moderator,
 }
 
 /** A readable name of an account for the audit log: `alice` or `rita@remote.example`. */
-export const handleOf = (account: AccountRow) =>
+export const handleOf = (account: Pick<AccountRow, "username" | "domain">) =>
   account.domain === null ? account.username : `${account.username}@${account.domain}`;
 
 /** Approves a pending sign-up; the user hears of it by e-mail once their address is confirmed. */

@@ -1,21 +1,18 @@
 /**
- * The accounts section of the admin area (Mastodon's Admin::AccountsController,
- * AccountActionsController and AccountModerationNotesController): the list of accounts with
- * Mastodon's filters, one account with its strikes, reports and moderators' notes, the actions
- * that lift a measure (enable, unsilence, unsuspend, unsensitive), approving or rejecting a
- * sign-up, deleting a suspended account's data, and the form of a moderation action (warn, mark
- * sensitive, freeze, limit, suspend) that a report's page opens with `?report_id=`. Every change
- * is the admin API's service, so it is checked (the moderator's role must outrank the target's),
- * audited and takes effect exactly as from the API.
+ * The accounts section of the admin area (Mastodon's Admin::AccountsController and
+ * AccountModerationNotesController): the list of accounts with Mastodon's filters, one account
+ * with its strikes, reports and moderators' notes, the actions that lift a measure (enable,
+ * unsilence, unsuspend, unsensitive), approving or rejecting a sign-up, and deleting a suspended
+ * account's data. The form of a moderation action (warn, limit, suspend …) is account_action.ts.
+ * Every change is the admin API's service, so it is checked (the moderator's role must outrank
+ * the target's), audited and takes effect exactly as from the API.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow, ReportRow, UserRoleRow, UserRow } from "../../db/schema.ts";
-import type { PageParams } from "../../db/paging.ts";
 import { Unprocessable } from "../../errors.ts";
 import { storedFields } from "../../entities/account.ts";
 import { EVERYONE_ROLE_ID, hasPermission, listRoles } from "../../services/accounts/roles.ts";
-import { ACTION_TYPES, takeAccountAction, type AccountActionType } from "../../services/admin/account_actions.ts";
 import {
   createModerationNote,
   deleteModerationNote,
@@ -28,7 +25,6 @@ import {
   approveAccount,
   deleteAccountData,
   enableAccount,
-  handleOf,
   listAccounts,
   mayActOn,
   ORIGINS,
@@ -39,33 +35,32 @@ import {
   unsensitiveAccount,
   unsilenceAccount,
   unsuspendAccount,
-  warningPresets,
   withUsers,
   type AccountFilter,
   type AccountWithUser,
   type Moderator,
 } from "../../services/admin/accounts.ts";
-import { reportOf } from "../../services/admin/reports.ts";
+import { strikeTitle } from "../../services/moderation/strikes.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
-import { pageParams } from "../../api/pagination.ts";
 import { toStringArray, toStringParam } from "../../api/params.ts";
-import { html, SafeHtml } from "../html.ts";
+import { html, paragraphs, SafeHtml } from "../html.ts";
+import { accountLink, accountPath, atHandle, shortTime } from "./display.ts";
 import {
   actionButton,
-  checkbox,
-  checkForm,
   field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
+  selected,
   type Staff,
+  staffRoutes,
 } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
+import { CATEGORY_LABELS } from "./report_parts.ts";
 
 /** Accounts per page (Mastodon's admin lists show 40; `?limit=` up to 100). */
 export const PAGE_SIZE = 40;
-const MAX_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 100;
 
 const SECTION = "/admin/accounts";
 
@@ -92,37 +87,6 @@ const STATUS_LABELS: Record<(typeof STATUSES)[number], string> = {
 
 const ORIGIN_LABELS: Record<(typeof ORIGINS)[number], string> = { local: "This server", remote: "Other servers" };
 
-/** What each action does, in the words of the action form. */
-const ACTION_LABELS: Record<AccountActionType, { label: string; hint: string }> = {
-  none: { label: "Warn", hint: "Send a warning only; nothing else changes." },
-  sensitive: { label: "Mark media as sensitive", hint: "Their pictures and videos are shown behind a warning." },
-  disable: { label: "Freeze", hint: "They can no longer sign in; the account and its posts stay visible." },
-  silence: {
-    label: "Limit",
-    hint: "Their posts leave the public timelines; their followers still see them.",
-  },
-  suspend: {
-    label: "Suspend",
-    hint: "The account and its posts disappear everywhere and they are signed out. Its data can be deleted afterwards.",
-  },
-};
-
-/** The words the strikes table uses for what was done (strikes use a few more names than the form). */
-const STRIKE_LABELS: Record<string, string> = {
-  none: "Warning",
-  sensitive: "Media marked sensitive",
-  disable: "Frozen",
-  silence: "Limited",
-  suspend: "Suspended",
-  mark_statuses_as_sensitive: "Posts marked sensitive",
-  delete_statuses: "Posts deleted",
-};
-
-const accountPath = (id: string) => `/admin/accounts/${id}`;
-
-/** `@alice` for a local account, `@rita@remote.example` for a remote one. */
-export const atHandle = (account: AccountRow) => `@${handleOf(account)}`;
-
 /** The badges of an account's state, as the list and the account page show them. */
 export function statusBadges({ account, user }: Pick<AccountWithUser, "account" | "user">): SafeHtml {
   const badges: string[] = [];
@@ -138,33 +102,6 @@ export function statusBadges({ account, user }: Pick<AccountWithUser, "account" 
 
 /** The role's name, or nothing for users without a role (and remote accounts). */
 const roleName = (role: UserRoleRow | null) => (role && role.id !== EVERYONE_ROLE_ID ? role.name : "");
-
-/**
- * "Newer" and "Older" links of a list (newest first) over `path` with `params` kept: older pages
- * by `max_id`, newer ones by `min_id`, as the API's paging does.
- */
-export function pagerLinks(
-  path: string,
-  params: Record<string, string | undefined>,
-  rows: ReadonlyArray<{ id: string }>,
-  page: PageParams,
-): SafeHtml {
-  const link = (cursor: Record<string, string>, label: string) => {
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries({ ...params, ...cursor })) if (value) query.set(key, value);
-    return html`<a href="${path}?${query.toString()}">${label}</a>`;
-  };
-  const full = rows.length > 0 && rows.length >= page.limit;
-  const newer = rows.length > 0 && (page.maxId !== undefined || (page.minId !== undefined && full));
-  const older = full || (page.minId !== undefined && rows.length > 0);
-  if (!newer && !older) return html``;
-  return html`<nav aria-label="Pages">${newer ? link({ min_id: rows[0].id }, "Newer") : ""}${older ? link({ max_id: rows[rows.length - 1].id }, "Older") : ""}</nav>`;
-}
-
-/** The list's page parameters: `?max_id=`/`?min_id=` and `?limit=` (40 by default). */
-export function pageOf(req: FastifyRequest): PageParams {
-  return pageParams(req.input, PAGE_SIZE, MAX_PAGE_SIZE);
-}
 
 // ---- the list ---------------------------------------------------------------------------------
 
@@ -206,7 +143,7 @@ function filterForm(query: ListQuery, roles: readonly UserRoleRow[]): SafeHtml {
     options: ReadonlyArray<readonly [string, string]>,
     chosen?: string,
   ) =>
-    html`<div><label for="filter_${name}">${label}</label><select id="filter_${name}" name="${name}"><option value="">${all}</option>${options.map(([value, text]) => html`<option value="${value}"${value === chosen ? html` selected` : ""}>${text}</option>`)}</select></div>`;
+    html`<div><label for="filter_${name}">${label}</label><select id="filter_${name}" name="${name}"><option value="">${all}</option>${options.map(([value, text]) => html`<option value="${value}"${selected(value === chosen)}>${text}</option>`)}</select></div>`;
   return html`<form method="get" action="${SECTION}" role="search" aria-label="Find accounts"><div class="row">
 ${select("origin", "Where", "Everywhere", Object.entries(ORIGIN_LABELS), query.origin)}
 ${select("status", "Status", "Any status", Object.entries(STATUS_LABELS), query.status)}
@@ -225,14 +162,14 @@ function accountRows(items: readonly AccountWithUser[]): SafeHtml {
   if (items.length === 0) return html`<p>No account matches.</p>`;
   const rows = items.map(
     (item) =>
-      html`<tr><td><a href="${accountPath(item.account.id)}">${atHandle(item.account)}</a></td><td>${item.account.display_name}</td><td>${statusBadges(item)}</td><td>${roleName(item.role)}</td><td>${item.user?.email ?? ""}</td><td>${shortTime(item.user?.current_sign_in_at ?? item.account.last_status_at)}</td><td>${shortTime(item.account.created_at)}</td></tr>`,
+      html`<tr><td>${accountLink(item.account)}</td><td>${item.account.display_name}</td><td>${statusBadges(item)}</td><td>${roleName(item.role)}</td><td>${item.user?.email ?? ""}</td><td>${shortTime(item.user?.current_sign_in_at ?? item.account.last_status_at)}</td><td>${shortTime(item.account.created_at)}</td></tr>`,
   );
   return html`<table><thead><tr><th scope="col">Account</th><th scope="col">Display name</th><th scope="col">Status</th><th scope="col">Role</th><th scope="col">E-mail</th><th scope="col">Last active</th><th scope="col">Joined</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 async function renderAccountList(ctx: Ctx, req: FastifyRequest, reply: FastifyReply, staff: Staff) {
   const query = listQueryOf(req);
-  const page = pageOf(req);
+  const page = listPage(req, PAGE_SIZE, MAX_PAGE_SIZE);
   const roles = await listRoles(ctx.db.kysely);
   const problems = [
     query.origin && !(ORIGINS as readonly string[]).includes(query.origin) ? `Unknown origin: ${query.origin}` : "",
@@ -257,12 +194,17 @@ async function renderAccountList(ctx: Ctx, req: FastifyRequest, reply: FastifyRe
   };
   const rows = await listAccounts(ctx, filter, page);
   const items = await withUsers(ctx, rows);
-  const limit = toStringParam(req.input.limit);
+  const keep = { ...query, limit: field(req, "limit") };
   return renderAdminPage(ctx, reply, staff, {
     title: "Accounts",
     section: SECTION,
     notices: NOTICES,
-    body: html`${filterForm(query, roles)}<h2>Results</h2>${accountRows(items)}${pagerLinks(SECTION, { ...query, limit }, rows, page)}`,
+    body: html`${filterForm(query, roles)}<h2>Results</h2>${accountRows(items)}${pageLinks(
+      SECTION,
+      keep,
+      page,
+      rows.map((r) => r.id),
+    )}`,
   });
 }
 
@@ -334,7 +276,7 @@ function strikesSection(strikes: Awaited<ReturnType<typeof strikesOf>>): SafeHtm
   if (strikes.length === 0) return html`<h2>Strikes</h2><p>No strikes.</p>`;
   const rows = strikes.map(
     (s) =>
-      html`<tr><td>${shortTime(s.created_at)}</td><td>${STRIKE_LABELS[s.action] ?? s.action}${s.overruled_at ? " (overruled on appeal)" : ""}</td><td>${s.moderator ? `@${s.moderator}` : ""}</td><td style="white-space:pre-wrap">${s.text}</td><td>${s.report_id ? html`<a href="/admin/reports/${s.report_id}">Report #${s.report_id}</a>` : ""}</td></tr>`,
+      html`<tr><td>${shortTime(s.created_at)}</td><td>${strikeTitle(s.action)}${s.overruled_at ? " (overruled on appeal)" : ""}</td><td>${s.moderator ? `@${s.moderator}` : ""}</td><td>${s.text.trim() ? paragraphs(s.text) : ""}</td><td>${s.report_id ? html`<a href="/admin/reports/${s.report_id}">Report #${s.report_id}</a>` : ""}</td></tr>`,
   );
   return html`<h2>Strikes</h2><table><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">Text</th><th scope="col">Report</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -343,7 +285,7 @@ function reportTable(reports: readonly ReportRow[], count: number, heading: stri
   if (reports.length === 0) return html`<h3>${heading}</h3><p>None.</p>`;
   const rows = reports.map(
     (r) =>
-      html`<tr><td><a href="/admin/reports/${r.id}">Report #${r.id}</a></td><td>${r.category}</td><td>${r.comment}</td><td>${r.action_taken_at ? "Resolved" : "Open"}</td><td>${shortTime(r.created_at)}</td></tr>`,
+      html`<tr><td><a href="/admin/reports/${r.id}">Report #${r.id}</a></td><td>${CATEGORY_LABELS[r.category]}</td><td>${r.comment}</td><td>${r.action_taken_at ? "Resolved" : "Open"}</td><td>${shortTime(r.created_at)}</td></tr>`,
   );
   const more = count > reports.length ? html`<p><a href="/admin/reports?${filter}">All ${count} reports</a></p>` : "";
   return html`<h3>${heading}</h3><table><thead><tr><th scope="col">Report</th><th scope="col">Category</th><th scope="col">Comment</th><th scope="col">State</th><th scope="col">Filed</th></tr></thead><tbody>${rows}</tbody></table>${more}`;
@@ -353,7 +295,7 @@ function notesSection(staff: Staff, account: AccountRow, notes: readonly Moderat
   const list = notes.length
     ? html`<ul class="notes">${notes.map(
         (n) =>
-          html`<li><p><strong>@${n.author}</strong> <span class="muted">${shortTime(n.created_at)}</span></p><p style="white-space:pre-wrap">${n.content}</p>${n.mayDelete ? postForm(staff, `/admin/account_moderation_notes/${n.id}/delete`, html`<button type="submit" class="secondary" aria-label="${`Delete the note by @${n.author} of ${shortTime(n.created_at)}`}">Delete note</button>`, { inline: true }) : ""}</li>`,
+          html`<li><p><strong>@${n.author}</strong> <span class="muted">${shortTime(n.created_at)}</span></p>${paragraphs(n.content)}${n.mayDelete ? actionButton(staff, `/admin/account_moderation_notes/${n.id}/delete`, "Delete note", { secondary: true, ariaLabel: `Delete the note by @${n.author} of ${shortTime(n.created_at)}` }) : ""}</li>`,
       )}</ul>`
     : html`<p>No notes yet.</p>`;
   const form = postForm(
@@ -398,89 +340,17 @@ ${notesSection(staff, account, notes, options.draft)}`,
   });
 }
 
-// ---- the action form --------------------------------------------------------------------------
-
-interface ActionDraft {
-  type?: string;
-  reportId?: string;
-  warningPresetId?: string;
-  text?: string;
-  sendEmail: boolean;
-}
-
-/** How many posts a report names (its `status_ids`, a JSON array). */
-function reportedPostCount(report: ReportRow | undefined): number {
-  try {
-    const ids: unknown = JSON.parse(report?.status_ids ?? "[]");
-    return Array.isArray(ids) ? ids.length : 0;
-  } catch {
-    return 0;
-  }
-}
-
-async function actionForm(
-  ctx: Ctx,
-  reply: FastifyReply,
-  staff: Staff,
-  account: AccountRow,
-  draft: ActionDraft,
-  options: { status?: number; alert?: string } = {},
-) {
-  const report = draft.reportId ? await reportOf(ctx, draft.reportId) : undefined;
-  const reporter = report ? await accountOf(ctx.db.kysely, report.account_id) : undefined;
-  const presets = await warningPresets(ctx);
-  const local = account.domain === null;
-  // The service refuses `disable` for remote accounts: they have no login to freeze.
-  const types = ACTION_TYPES.filter((t) => local || t !== "disable");
-  const radios = types.map(
-    (t) =>
-      html`<div><input id="type_${t}" type="radio" name="type" value="${t}"${draft.type === t ? html` checked` : ""} required aria-describedby="type_${t}_hint"> <label for="type_${t}" style="display:inline">${ACTION_LABELS[t].label}</label> <span id="type_${t}_hint" class="muted">${ACTION_LABELS[t].hint}</span></div>`,
-  );
-  const statusCount = reportedPostCount(report);
-  const about =
-    report && reporter
-      ? html`<p>This action answers <a href="/admin/reports/${report.id}">report #${report.id}</a> (${report.category}) by ${atHandle(reporter)}${report.comment ? html`: “${report.comment}”` : ""}.
-${statusCount ? html` The ${statusCount === 1 ? "reported post is" : `${statusCount} reported posts are`} attached to the warning, so ${atHandle(account)} can see what it is about.` : ""}</p>
-<p class="muted">Warning only resolves this report; any other action resolves every open report about ${atHandle(account)}.</p>`
-      : "";
-  const presetSelect = presets.length
-    ? html`<label for="warning_preset_id">Warning preset</label><select id="warning_preset_id" name="warning_preset_id"><option value="">None</option>${presets.map((p) => html`<option value="${p.id}"${p.id === draft.warningPresetId ? html` selected` : ""}>${[p.title, p.text.length > 60 ? `${p.text.slice(0, 60)}…` : p.text].filter(Boolean).join(" – ")}</option>`)}</select>`
-    : "";
-  const body = postForm(
-    staff,
-    `${accountPath(account.id)}/action`,
-    html`<fieldset><legend>What to do</legend>${radios}</fieldset>
-${presetSelect}
-<label for="text">Warning text <span class="muted">(${[presets.length ? "added after the preset's text" : "", "kept with the strike", local ? "the user reads it in the e-mail" : ""].filter(Boolean).join("; ")})</span></label><textarea id="text" name="text" rows="5">${draft.text ?? ""}</textarea>
-${local ? html`<div><input id="send_email_notification" type="checkbox" name="send_email_notification" value="1"${draft.sendEmail ? html` checked` : ""}> <label for="send_email_notification" style="display:inline">Send ${atHandle(account)} an e-mail about it</label></div>` : ""}
-<button type="submit">Take action</button>`,
-    { fields: { report_id: report?.id } },
-  );
-  return renderAdminPage(ctx, reply, staff, {
-    title: `Take action on ${atHandle(account)}`,
-    section: SECTION,
-    status: options.status,
-    alert: options.alert,
-    body: html`<nav aria-label="Breadcrumb"><a href="${accountPath(account.id)}">Back to ${atHandle(account)}</a></nav>${about}${body}`,
-  });
-}
-
 // ---- routes -----------------------------------------------------------------------------------
 
 const idOf = (req: FastifyRequest) => toStringParam(req.input.id);
 
 export default async function adminAccountRoutes(app: FastifyInstance, ctx: Ctx) {
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    return renderAccountList(ctx, req, reply, staff);
-  });
+  const routes = staffRoutes(app, ctx, "manage_users");
+  const erasing = staffRoutes(app, ctx, "delete_user_data");
 
-  app.get("/admin/accounts/:id", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    return showAccount(ctx, reply, staff, idOf(req));
-  });
+  routes.get(SECTION, (req, reply, staff) => renderAccountList(ctx, req, reply, staff));
+
+  routes.get("/admin/accounts/:id", (_req, reply, staff) => showAccount(ctx, reply, staff, idOf(staff.req)));
 
   /** A one-button change on the account: the service, then back to the account page. */
   const change = (
@@ -488,10 +358,7 @@ export default async function adminAccountRoutes(app: FastifyInstance, ctx: Ctx)
     notice: string,
     act: (ctx: Ctx, moderator: Moderator, id: string | undefined) => Promise<unknown>,
   ) =>
-    app.post(`/admin/accounts/:id/${path}`, async (req, reply) => {
-      const staff = await requireStaff(ctx, req, reply, "manage_users");
-      if (!staff) return reply;
-      checkForm(req);
+    routes.post(`/admin/accounts/:id/${path}`, async (req, reply, staff) => {
       await act(ctx, staff.moderator, idOf(req));
       return redirectWithNotice(reply, accountPath(idOf(req)!), notice);
     });
@@ -502,69 +369,18 @@ export default async function adminAccountRoutes(app: FastifyInstance, ctx: Ctx)
   change("unsensitive", "unsensitized", unsensitiveAccount);
 
   // A rejected sign-up is gone: back to those still waiting.
-  app.post("/admin/accounts/:id/reject", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post("/admin/accounts/:id/reject", async (req, reply, staff) => {
     await rejectAccount(ctx, staff.moderator, idOf(req));
     return redirectWithNotice(reply, "/admin/pending_accounts", "rejected");
   });
 
   // As the API's DELETE: Delete User Data, for a suspended account only.
-  app.post("/admin/accounts/:id/delete_data", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "delete_user_data");
-    if (!staff) return reply;
-    checkForm(req);
+  erasing.post("/admin/accounts/:id/delete_data", async (req, reply, staff) => {
     await deleteAccountData(ctx, staff.moderator, idOf(req));
     return redirectWithNotice(reply, accountPath(idOf(req)!), "deleted");
   });
 
-  app.get("/admin/accounts/:id/action", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    const account = await accountOf(ctx.db.kysely, idOf(req));
-    return actionForm(ctx, reply, staff, account, {
-      type: field(req, "type"),
-      reportId: field(req, "report_id"),
-      sendEmail: true,
-    });
-  });
-
-  app.post("/admin/accounts/:id/action", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    checkForm(req);
-    const draft: ActionDraft = {
-      type: field(req, "type"),
-      reportId: field(req, "report_id"),
-      warningPresetId: field(req, "warning_preset_id"),
-      text: field(req, "text"),
-      // An unticked box is not sent: absent means no e-mail here (the API's default is to send).
-      sendEmail: checkbox(req, "send_email_notification"),
-    };
-    let account: AccountRow;
-    try {
-      account = await takeAccountAction(ctx, staff.moderator, idOf(req), {
-        type: draft.type,
-        reportId: draft.reportId,
-        warningPresetId: draft.warningPresetId,
-        text: draft.text,
-        sendEmailNotification: draft.sendEmail,
-      });
-    } catch (error) {
-      if (!(error instanceof Unprocessable)) throw error;
-      const target = await accountOf(ctx.db.kysely, idOf(req));
-      const alert = draft.type ? error.message : "Choose what to do.";
-      return actionForm(ctx, reply, staff, target, draft, { status: 422, alert });
-    }
-    if (draft.reportId) return redirectWithNotice(reply, `/admin/reports/${draft.reportId}`, "action_taken");
-    return redirectWithNotice(reply, accountPath(account.id), "action_taken");
-  });
-
-  app.post("/admin/accounts/:id/notes", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post("/admin/accounts/:id/notes", async (req, reply, staff) => {
     const content = toStringParam(req.input.content);
     try {
       await createModerationNote(ctx, staff.moderator, idOf(req), content);
@@ -575,10 +391,7 @@ export default async function adminAccountRoutes(app: FastifyInstance, ctx: Ctx)
     return redirectWithNotice(reply, accountPath(idOf(req)!), "note_created");
   });
 
-  app.post("/admin/account_moderation_notes/:id/delete", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post("/admin/account_moderation_notes/:id/delete", async (req, reply, staff) => {
     const note = await deleteModerationNote(ctx, staff.moderator, idOf(req));
     return redirectWithNotice(reply, accountPath(note.target_account_id), "note_deleted");
   });

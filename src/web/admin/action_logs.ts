@@ -7,14 +7,13 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
-import type { PageParams } from "../../db/paging.ts";
 import type { AccountRow, AdminActionLogRow } from "../../db/schema.ts";
-import { toId, toStringParam, type ParamObject } from "../../api/params.ts";
-import { findAccountsByIds } from "../../services/accounts/lookup.ts";
-import { handleOf } from "../../services/admin/accounts.ts";
+import { toId, toStringParam } from "../../api/params.ts";
 import { auditLog, auditLogActors, type AuditFilter, type AuditTarget } from "../../services/admin/audit.ts";
-import { html, SafeHtml } from "../html.ts";
-import { renderAdminPage, requireStaff } from "./frame.ts";
+import { html, type SafeHtml } from "../html.ts";
+import { accountLink, atHandle, clipped, timeOf } from "./display.ts";
+import { field, renderAdminPage, selected, staffRoutes } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 /** Entries on a page of the log. */
 const PAGE_SIZE = 40;
@@ -145,12 +144,6 @@ function targetPath(entry: AdminActionLogRow): string | undefined {
   return undefined;
 }
 
-/** Long readable names (an announcement's or a rule's text) cut to a line. */
-function clipped(text: string, max = 80): string {
-  const chars = [...text.replace(/\s+/g, " ").trim()];
-  return chars.length <= max ? chars.join("") : `${chars.slice(0, max - 1).join("")}…`;
-}
-
 /** The target of an entry as the log names it: `@alice`, `#12`, a domain, a hashtag… */
 function targetName(entry: AdminActionLogRow): string {
   const name = entry.human_identifier;
@@ -168,7 +161,8 @@ function targetName(entry: AdminActionLogRow): string {
       return `#${name}`;
     case "Announcement":
     case "Rule":
-      return `“${clipped(name)}”`;
+      // Long readable names (an announcement's or a rule's text) cut to a line.
+      return `“${clipped(name, 80)}”`;
     default:
       return name;
   }
@@ -193,8 +187,8 @@ function fill(sentence: string, who: SafeHtml, target: SafeHtml): SafeHtml {
 }
 
 /** The moderator as the log shows them: their handle, linked to their account's page. */
-export function moderatorLink(account: AccountRow | undefined, id: string): SafeHtml {
-  return account ? html`<a href="/admin/accounts/${account.id}">@${handleOf(account)}</a>` : html`a moderator (${id})`;
+function moderatorLink(account: AccountRow | undefined, id: string): SafeHtml {
+  return account ? accountLink(account) : html`a moderator (${id})`;
 }
 
 /**
@@ -218,55 +212,9 @@ export function auditSentence(entry: AdminActionLogRow, actors: ReadonlyMap<stri
   return html`${sentence}${detail ? html` <span class="muted">(${detail})</span>` : ""}`;
 }
 
-/** The moderators of `entries`, by ID (one query). */
-export async function actorsOf(ctx: Ctx, entries: readonly AdminActionLogRow[]): Promise<Map<string, AccountRow>> {
-  const accounts = await findAccountsByIds(ctx, [...new Set(entries.map((e) => e.account_id))]);
-  return new Map(accounts.map((a) => [a.id, a]));
-}
-
-/** A time as the log shows it, readable and machine-readable. */
-export function timeOf(iso: string): SafeHtml {
-  const at = new Date(iso);
-  return html`<time datetime="${at.toISOString()}">${at.toISOString().slice(0, 16).replace("T", " ")} UTC</time>`;
-}
-
-/**
- * "Newer" and "Older" links of a page read with `page` (Mastodon's max_id / min_id paging): Older
- * when the page is full or was reached going back up; Newer when it is not the first page. `query`
- * holds the filters the links keep.
- */
-export function pageLinks(
-  path: string,
-  query: Record<string, string | undefined>,
-  page: PageParams,
-  ids: readonly string[],
-): SafeHtml {
-  const link = (extra: Record<string, string>, label: string, rel: string) => {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...query, ...extra })) if (v !== undefined && v !== "") params.set(k, v);
-    const search = params.toString();
-    return html`<a href="${path}${search ? `?${search}` : ""}" rel="${rel}">${label}</a>`;
-  };
-  const full = ids.length >= page.limit;
-  const links: SafeHtml[] = [];
-  if (ids.length === 0) {
-    if (page.maxId || page.minId) links.push(link({}, "Back to the newest", "first"));
-  } else {
-    if (page.maxId || (page.minId && full)) links.push(link({ min_id: ids[0] }, "Newer", "prev"));
-    if (full || page.minId) links.push(link({ max_id: ids[ids.length - 1] }, "Older", "next"));
-  }
-  return links.length ? html`<nav aria-label="Pages">${links}</nav>` : html``;
-}
-
-/** Page parameters from the query string: only IDs count, the size is the page's own. */
-export function pageOf(input: ParamObject, limit: number): PageParams {
-  return { maxId: toId(input.max_id), minId: toId(input.min_id), limit };
-}
-
 export default async function actionLogRoutes(app: FastifyInstance, ctx: Ctx) {
-  app.get("/admin/action_logs", async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "view_audit_log");
-    if (!staff) return reply;
+  const routes = staffRoutes(app, ctx, "view_audit_log");
+  routes.get("/admin/action_logs", async (req, reply, staff) => {
     const input = req.input;
     const rawActor = toStringParam(input.account_id)?.trim() || undefined;
     const rawTarget = toStringParam(input.target)?.trim() || undefined;
@@ -290,7 +238,7 @@ export default async function actionLogRoutes(app: FastifyInstance, ctx: Ctx) {
     };
     // A filter that was given but names no ID matches nothing, as Mastodon's `where(account_id: "x")`.
     const impossible = (rawActor !== undefined && !actorId) || (targetId !== undefined && !filter.targetId);
-    const page = pageOf(input, PAGE_SIZE);
+    const page = listPage(req, PAGE_SIZE);
     const [entries, moderators] = await Promise.all([
       impossible ? Promise.resolve([]) : auditLog(ctx, filter, page),
       auditLogActors(ctx),
@@ -299,13 +247,13 @@ export default async function actionLogRoutes(app: FastifyInstance, ctx: Ctx) {
     const actors = new Map(moderators.map((a) => [a.id, a]));
 
     const options = moderators.map(
-      (m) => html`<option value="${m.id}"${m.id === rawActor ? html` selected` : ""}>@${handleOf(m)}</option>`,
+      (m) => html`<option value="${m.id}"${selected(m.id === rawActor)}>${atHandle(m)}</option>`,
     );
     const scoped =
       targetType && targetId
         ? html`<p>Showing only what was done to the ${targetNoun(targetType)} ${targetType === "Report" ? `#${targetId}` : targetId}. <a href="/admin/action_logs">Show everything</a></p>`
         : "";
-    const form = html`<form method="get" action="/admin/action_logs" class="row" style="align-items:flex-end">
+    const form = html`<form method="get" action="/admin/action_logs" class="row filters">
 ${targetType && targetId ? html`<input type="hidden" name="target_type" value="${targetType}"><input type="hidden" name="target_id" value="${targetId}">` : ""}
 <div><label for="account_id">Moderator</label><select id="account_id" name="account_id"><option value="">Everyone</option>${options}</select></div>
 <div><label for="target">Target</label><input type="text" id="target" name="target" value="${rawTarget ?? ""}" placeholder="alice, spam.example, #12"></div>
@@ -318,7 +266,13 @@ ${targetType && targetId ? html`<input type="hidden" name="target_type" value="$
     const table = entries.length
       ? html`<table><thead><tr><th scope="col">What happened</th><th scope="col">When</th></tr></thead><tbody>${rows}</tbody></table>`
       : html`<p>${filtered ? "Nothing in the log matches this filter." : "Nothing has been logged yet."}</p>`;
-    const keep = { account_id: rawActor, target: rawTarget, target_type: targetType, target_id: targetId };
+    const keep = {
+      account_id: rawActor,
+      target: rawTarget,
+      target_type: targetType,
+      target_id: targetId,
+      limit: field(req, "limit"),
+    };
     return renderAdminPage(ctx, reply, staff, {
       title: "Audit log",
       section: "/admin/action_logs",

@@ -10,7 +10,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { AnnouncementRow } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
-import { pageParams } from "../../api/pagination.ts";
 import { toId, toStringParam, toTime } from "../../api/params.ts";
 import {
   announcementOf,
@@ -22,23 +21,21 @@ import {
   type AnnouncementParams,
 } from "../../services/announcements/announcements.ts";
 import { html, type SafeHtml } from "../html.ts";
-import { pageLinks } from "./domain_blocks.ts";
+import { clipped, shortTime } from "./display.ts";
 import {
   actionButton,
   checkbox,
-  checkForm,
+  checked,
+  field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
   type Staff,
+  staffRoutes,
 } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/announcements";
-
-/** Announcements on a page of the list. */
-const PAGE_SIZE = 40;
 
 const NOTICES = {
   published: "The announcement was published.",
@@ -117,20 +114,23 @@ function eventTimes(row: AnnouncementRow): string {
   return `${shortTime(row.starts_at)} – ${shortTime(row.ends_at)}`;
 }
 
-/** The start of a long text, to a line. */
-function excerpt(text: string, max = 200): string {
-  const chars = [...text.replace(/\s+/g, " ").trim()];
-  return chars.length <= max ? chars.join("") : `${chars.slice(0, max - 1).join("")}…`;
-}
-
 function announcementsTable(staff: Staff, rows: AnnouncementRow[]): SafeHtml {
   if (rows.length === 0) return html`<p class="empty">No announcements.</p>`;
   const lines = rows.map((row) => {
+    // Every row has the same buttons: their names say which announcement they act on.
+    const which = `the announcement “${clipped(row.text, 40)}”`;
     const toggle = row.published
-      ? actionButton(staff, `${SECTION}/${row.id}/unpublish`, "Unpublish", { secondary: true })
-      : actionButton(staff, `${SECTION}/${row.id}/publish`, "Publish now");
-    return html`<tr><td>${excerpt(row.text)}</td><td>${eventTimes(row)}</td><td>${state(row)}</td>
-<td><a href="${SECTION}/${row.id}/edit">Edit</a> ${toggle}${actionButton(staff, `${SECTION}/${row.id}/delete`, "Remove", { danger: true })}</td></tr>`;
+      ? actionButton(staff, `${SECTION}/${row.id}/unpublish`, "Unpublish", {
+          secondary: true,
+          ariaLabel: `Unpublish ${which}`,
+        })
+      : actionButton(staff, `${SECTION}/${row.id}/publish`, "Publish now", { ariaLabel: `Publish ${which} now` });
+    const remove = actionButton(staff, `${SECTION}/${row.id}/delete`, "Remove", {
+      danger: true,
+      ariaLabel: `Remove ${which}`,
+    });
+    return html`<tr><td>${clipped(row.text, 200)}</td><td>${eventTimes(row)}</td><td>${state(row)}</td>
+<td><a href="${SECTION}/${row.id}/edit" aria-label="${`Edit ${which}`}">Edit</a> ${toggle} ${remove}</td></tr>`;
   });
   return html`<table><thead><tr><th scope="col">Announcement</th><th scope="col">Event (UTC)</th><th scope="col">Status (UTC)</th><th scope="col">Actions</th></tr></thead><tbody>${lines}</tbody></table>`;
 }
@@ -142,7 +142,7 @@ function announcementFields(values: FormValues, withPublishAt: boolean): SafeHtm
 <fieldset><legend>The event it announces (optional)</legend>
 <label for="starts_at">Starts at (UTC)</label><input type="datetime-local" id="starts_at" name="starts_at" value="${values.starts_at}">
 <label for="ends_at">Ends at (UTC)</label><input type="datetime-local" id="ends_at" name="ends_at" value="${values.ends_at}">
-<label for="all_day"><input type="checkbox" id="all_day" name="all_day" value="1"${values.all_day ? html` checked` : ""}> It lasts whole days (apps show the dates only)</label>
+<label for="all_day"><input type="checkbox" id="all_day" name="all_day" value="1"${checked(values.all_day)}> It lasts whole days (apps show the dates only)</label>
 </fieldset>
 ${
   withPublishAt
@@ -153,7 +153,7 @@ ${
 }
 
 export default async function adminAnnouncementRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_announcements";
+  const routes = staffRoutes(app, ctx, "manage_announcements");
 
   function newPage(reply: FastifyReply, staff: Staff, values: FormValues, error?: ValidationFailed) {
     return renderAdminPage(ctx, reply, staff, {
@@ -186,10 +186,8 @@ export default async function adminAnnouncementRoutes(app: FastifyInstance, ctx:
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    const page = pageParams(req.input, PAGE_SIZE, PAGE_SIZE);
+  routes.get(SECTION, async (req, reply, staff) => {
+    const page = listPage(req);
     const rows = await listAnnouncements(ctx, page);
     return renderAdminPage(ctx, reply, staff, {
       title: "Announcements",
@@ -197,20 +195,20 @@ export default async function adminAnnouncementRoutes(app: FastifyInstance, ctx:
       notices: NOTICES,
       body: html`<p>Announcements are shown to every signed-in user in their apps, until you remove or unpublish them.</p>
 <p><a href="${SECTION}/new">Write an announcement</a></p>
-${announcementsTable(staff, rows)}${pageLinks(req, rows, page)}`,
+${announcementsTable(staff, rows)}${pageLinks(
+        SECTION,
+        { limit: field(req, "limit") },
+        page,
+        rows.map((r) => r.id),
+      )}`,
     });
   });
 
-  app.get(`${SECTION}/new`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/new`, async (req, reply, staff) => {
     return newPage(reply, staff, { text: "", starts_at: "", ends_at: "", all_day: false, publish_at: "" });
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const values = sentValues(req);
     let row: AnnouncementRow;
     try {
@@ -222,17 +220,12 @@ ${announcementsTable(staff, rows)}${pageLinks(req, rows, page)}`,
     return redirectWithNotice(reply, SECTION, row.published ? "published" : "scheduled");
   });
 
-  app.get(`${SECTION}/:id/edit`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/:id/edit`, async (req, reply, staff) => {
     const row = await announcementOf(ctx, toId(req.input.id));
     return editPage(reply, staff, row, storedValues(row));
   });
 
-  app.post(`${SECTION}/:id`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id`, async (req, reply, staff) => {
     const id = toId(req.input.id);
     const values = sentValues(req);
     try {
@@ -249,19 +242,13 @@ ${announcementsTable(staff, rows)}${pageLinks(req, rows, page)}`,
     ["publish", true],
     ["unpublish", false],
   ] as const) {
-    app.post(`${SECTION}/:id/${action}`, async (req, reply) => {
-      const staff = await requireStaff(ctx, req, reply, permission);
-      if (!staff) return reply;
-      checkForm(req);
+    routes.post(`${SECTION}/:id/${action}`, async (req, reply, staff) => {
       await setAnnouncementPublished(ctx, staff.moderator.account.id, toId(req.input.id), published);
       return redirectWithNotice(reply, SECTION, published ? "published" : "unpublished");
     });
   }
 
-  app.post(`${SECTION}/:id/delete`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/delete`, async (req, reply, staff) => {
     await removeAnnouncement(ctx, toId(req.input.id), staff.moderator.account.id);
     return redirectWithNotice(reply, SECTION, "removed");
   });

@@ -9,7 +9,6 @@ import type { FastifyInstance } from "fastify";
 import type { Ctx } from "../../context.ts";
 import { toId, toStringParam } from "../../api/params.ts";
 import { appealState } from "../../entities/account_warning.ts";
-import { handleOf } from "../../services/admin/accounts.ts";
 import {
   APPEAL_STATES,
   approveAppeal,
@@ -20,19 +19,14 @@ import {
   type AppealStateFilter,
 } from "../../services/moderation/appeals.ts";
 import { strikePosts, strikeTitle, type StrikePost } from "../../services/moderation/strikes.ts";
-import { html, type SafeHtml } from "../html.ts";
-import { pageLinks, pageOf } from "./action_logs.ts";
-import {
-  actionButton,
-  checkForm,
-  redirectWithNotice,
-  renderAdminPage,
-  requireStaff,
-  shortTime,
-  type Staff,
-} from "./frame.ts";
+import { html, paragraphs, type SafeHtml } from "../html.ts";
+import { decisionTitle, strikePostItems } from "../strikes.ts";
+import { accountLink, atHandle, shortTime } from "./display.ts";
+import { actionButton, field, redirectWithNotice, renderAdminPage, staffRoutes, type Staff } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/disputes/appeals";
+/** Appeals on a page (each is a card, longer than a table's row). */
 const PAGE_SIZE = 20;
 
 const NOTICES = {
@@ -57,61 +51,37 @@ function filterNav(current: AppealStateFilter, pending: number): SafeHtml {
   return html`<nav aria-label="Filter appeals">${links}</nav>`;
 }
 
-/** A text with its line breaks kept (escaped). */
-function multiline(text: string): SafeHtml {
-  return html`${text
-    .trim()
-    .split("\n")
-    .map((line, i) => html`${i > 0 ? html`<br>` : ""}${line}`)}`;
-}
-
-function postItems(posts: readonly StrikePost[]): SafeHtml {
-  if (posts.length === 0) return html``;
-  const items = posts.map(({ id, post }) => {
-    if (!post) return html`<li>Post ${id} <span class="muted">(gone)</span></li>`;
-    const chars = [...post.text];
-    const text = chars.length > 300 ? `${chars.slice(0, 299).join("")}…` : post.text;
-    return html`<li>${post.spoilerText ? html`<strong>${post.spoilerText}</strong> ` : ""}${text} <span class="muted">${post.deleted ? "(removed)" : html`<a href="${post.url}">${shortTime(post.createdAt)}</a>`}${post.media.length ? ` · attached: ${post.media.join(", ")}` : ""}</span></li>`;
-  });
-  return html`<tr><th scope="row">Posts concerned</th><td><ul>${items}</ul></td></tr>`;
-}
-
 function appealCard(staff: Staff, entry: AppealEntry, posts: readonly StrikePost[]): SafeHtml {
   const { appeal, warning, account, reason } = entry;
   const state = appealState(appeal);
-  const handle = `@${handleOf(account)}`;
-  const decision = warning.overruled_at
-    ? html`<del>${strikeTitle(warning.action)}</del> (lifted)`
-    : strikeTitle(warning.action);
+  const handle = atHandle(account);
   const decided = entry.decidedBy
-    ? html` by <a href="/admin/accounts/${entry.decidedBy.id}">@${handleOf(entry.decidedBy)}</a>, ${shortTime(appeal.approved_at ?? appeal.rejected_at)}`
+    ? html` by ${accountLink(entry.decidedBy)}, ${shortTime(appeal.approved_at ?? appeal.rejected_at)}`
     : "";
   const buttons =
     state === "pending"
       ? html`<div class="row">${actionButton(staff, `${SECTION}/${appeal.id}/approve`, `Approve the appeal and lift the decision on ${handle}`)} ${actionButton(staff, `${SECTION}/${appeal.id}/reject`, `Reject the appeal of ${handle}`, { danger: true })}</div>`
       : "";
-  return html`<section aria-labelledby="appeal-${appeal.id}"><h2 id="appeal-${appeal.id}"><a href="/admin/accounts/${account.id}">${handle}</a> appeals: ${strikeTitle(warning.action)}</h2>
+  return html`<section aria-labelledby="appeal-${appeal.id}"><h2 id="appeal-${appeal.id}">${accountLink(account)} appeals: ${strikeTitle(warning.action)}</h2>
 <table><tbody>
 <tr><th scope="row">Appeal</th><td><span class="badge">${STATE_WORDS[state]}</span>${decided}</td></tr>
-<tr><th scope="row">Decision</th><td>${decision}, ${shortTime(warning.created_at)}${entry.issuedBy ? html` by <a href="/admin/accounts/${entry.issuedBy.id}">@${handleOf(entry.issuedBy)}</a>` : ""}</td></tr>
+<tr><th scope="row">Decision</th><td>${decisionTitle(warning)}, ${shortTime(warning.created_at)}${entry.issuedBy ? html` by ${accountLink(entry.issuedBy)}` : ""}</td></tr>
 ${warning.report_id ? html`<tr><th scope="row">Report</th><td><a href="/admin/reports/${warning.report_id}">Report #${warning.report_id}</a>${reason ? ` (${reason})` : ""}</td></tr>` : ""}
-${warning.text.trim() ? html`<tr><th scope="row">Moderator's message</th><td>${multiline(warning.text)}</td></tr>` : ""}
-${postItems(posts)}
-<tr><th scope="row">The user's appeal</th><td>${multiline(appeal.text)}<br><span class="muted">Sent ${shortTime(appeal.created_at)}</span></td></tr>
+${warning.text.trim() ? html`<tr><th scope="row">Moderator's message</th><td>${paragraphs(warning.text)}</td></tr>` : ""}
+${posts.length ? html`<tr><th scope="row">Posts concerned</th><td><ul>${strikePostItems(posts, shortTime)}</ul></td></tr>` : ""}
+<tr><th scope="row">The user's appeal</th><td>${paragraphs(appeal.text)}<p class="muted">Sent ${shortTime(appeal.created_at)}</p></td></tr>
 </tbody></table>${buttons}</section>`;
 }
 
 export default async function adminAppealRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_appeals";
+  const routes = staffRoutes(app, ctx, "manage_appeals");
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(SECTION, async (req, reply, staff) => {
     const given = toStringParam(req.input.status);
     const state: AppealStateFilter = (APPEAL_STATES as readonly string[]).includes(given ?? "")
       ? (given as AppealStateFilter)
       : "pending";
-    const page = pageOf(req.input, PAGE_SIZE);
+    const page = listPage(req, PAGE_SIZE);
     const entries = await listAppeals(ctx, state, page);
     const posts = await strikePosts(
       ctx,
@@ -128,25 +98,19 @@ ${filterNav(state, await pendingAppealCount(ctx))}
 ${cards.length ? cards : html`<p>${empty}</p>`}
 ${pageLinks(
   SECTION,
-  { status: state },
+  { status: state, limit: field(req, "limit") },
   page,
   entries.map((e) => e.appeal.id),
 )}`,
     });
   });
 
-  app.post(`${SECTION}/:id/approve`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/approve`, async (req, reply, staff) => {
     await approveAppeal(ctx, staff.moderator, toId(req.input.id));
     return redirectWithNotice(reply, SECTION, "approved");
   });
 
-  app.post(`${SECTION}/:id/reject`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/reject`, async (req, reply, staff) => {
     await rejectAppeal(ctx, staff.moderator, toId(req.input.id));
     return redirectWithNotice(reply, SECTION, "rejected");
   });

@@ -8,22 +8,21 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { DomainAllowRow } from "../../db/schema.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError, Unprocessable } from "../../errors.ts";
 import { toId } from "../../api/params.ts";
 import { allowDomain, listDomainAllows, unallowDomain } from "../../services/admin/domain_allows.ts";
 import { html, type SafeHtml } from "../html.ts";
-import { listPage, pageLinks } from "./domain_blocks.ts";
+import { shortTime } from "./display.ts";
 import {
   actionButton,
-  checkForm,
   field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
+  staffRoutes,
   type Staff,
 } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/domain_allows";
 
@@ -42,13 +41,13 @@ function allowsTable(staff: Staff, rows: DomainAllowRow[], limited: boolean): Sa
   if (rows.length === 0) return html`<p>No domain is allowed.</p>`;
   const lines = rows.map(
     (row) =>
-      html`<tr><td>${row.domain}</td><td>${shortTime(row.created_at)}</td><td>${actionButton(staff, `${SECTION}/${row.id}/remove`, limited ? `Stop federating with ${row.domain}` : `Remove ${row.domain}`, { danger: true })}</td></tr>`,
+      html`<tr><td>${row.domain}</td><td>${shortTime(row.created_at)}</td><td>${actionButton(staff, `${SECTION}/${row.id}/remove`, limited ? "Stop federating" : "Remove", { danger: true, ariaLabel: limited ? `Stop federating with ${row.domain}` : `Remove ${row.domain}` })}</td></tr>`,
   );
   return html`<table><thead><tr><th scope="col">Domain</th><th scope="col">Allowed on (UTC)</th><th scope="col">Actions</th></tr></thead><tbody>${lines}</tbody></table>`;
 }
 
 export default async function adminDomainAllowRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_federation";
+  const routes = staffRoutes(app, ctx, "manage_federation");
   const limited = ctx.config.limitedFederationMode;
 
   function newPage(reply: FastifyReply, staff: Staff, domain: string, error?: ApiError) {
@@ -69,9 +68,7 @@ ${postForm(
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(SECTION, async (req, reply, staff) => {
     const page = listPage(req);
     const rows = await listDomainAllows(ctx, page);
     return renderAdminPage(ctx, reply, staff, {
@@ -80,34 +77,31 @@ ${postForm(
       notices: NOTICES,
       body: html`${modeLine(limited)}${limited ? html`<p>Taking a domain off the list removes its accounts and everything they had here.</p>` : ""}
 <p><a href="${SECTION}/new">Allow a domain</a></p>
-${allowsTable(staff, rows, limited)}${pageLinks(req, rows, page)}`,
+${allowsTable(staff, rows, limited)}${pageLinks(
+        SECTION,
+        { limit: field(req, "limit") },
+        page,
+        rows.map((r) => r.id),
+      )}`,
     });
   });
 
-  app.get(`${SECTION}/new`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/new`, async (req, reply, staff) => {
     return newPage(reply, staff, "");
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const domain = field(req, "domain");
     try {
       await allowDomain(ctx, domain, staff.moderator.account.id);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return newPage(reply, staff, domain ?? "", error);
+      if (error instanceof Unprocessable) return newPage(reply, staff, domain ?? "", error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "created");
   });
 
-  app.post(`${SECTION}/:id/remove`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/remove`, async (req, reply, staff) => {
     await unallowDomain(ctx, toId(req.input.id), staff.moderator.account.id);
     return redirectWithNotice(reply, SECTION, "removed");
   });

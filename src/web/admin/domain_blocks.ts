@@ -7,15 +7,11 @@
  * Suspending a server (a new block, or an existing one raised to suspend) first shows what it
  * would cut — the accounts known there and their follows with people here — and asks to confirm,
  * as Mastodon does: a suspension removes their content, which lifting the block does not bring back.
- *
- * This module also holds the list paging the section modules share (`listPage`, `pageLinks`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
-import type { PageParams } from "../../db/paging.ts";
 import type { DomainBlockRow, DomainBlockSeverity } from "../../db/schema.ts";
-import { ApiError, ValidationFailed } from "../../errors.ts";
-import { pageParams, toQueryString } from "../../api/pagination.ts";
+import { ApiError, Unprocessable, ValidationFailed } from "../../errors.ts";
 import { toId, toStringParam } from "../../api/params.ts";
 import {
   checkNewDomainBlock,
@@ -30,47 +26,20 @@ import {
   type DomainBlockParams,
 } from "../../services/admin/domain_blocks.ts";
 import { html, type SafeHtml } from "../html.ts";
+import { plural, shortTime } from "./display.ts";
 import {
   actionButton,
   checkbox,
-  checkForm,
+  checked,
   field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
+  selected,
   type Staff,
+  staffRoutes,
 } from "./frame.ts";
-
-/** Rows on a page of an admin list. */
-const LIST_SIZE = 40;
-
-/** The page of a list a request asks for: `?max_id=` (older) or `?min_id=` (newer), as the API pages. */
-export function listPage(req: FastifyRequest): PageParams {
-  return pageParams(req.input, LIST_SIZE, LIST_SIZE);
-}
-
-/** The "Newer" and "Older" links under a page of `rows` (newest first) of the list at `path`. */
-export function pageLinks(
-  req: FastifyRequest,
-  rows: ReadonlyArray<{ id: string }>,
-  page: PageParams,
-  path = req.url.split("?")[0],
-): SafeHtml {
-  const limit = toStringParam(req.input.limit);
-  const href = (cursor: Record<string, string>) => {
-    const query = toQueryString({ ...cursor, limit });
-    return query ? `${path}?${query}` : path;
-  };
-  const links: SafeHtml[] = [];
-  const paged = page.maxId !== undefined || page.minId !== undefined || page.sinceId !== undefined;
-  if (paged && rows.length > 0) links.push(html`<a href="${href({ min_id: rows[0].id })}">Newer</a>`);
-  else if (paged) links.push(html`<a href="${href({})}">Newest</a>`);
-  if (rows.length > 0 && rows.length >= page.limit)
-    links.push(html`<a href="${href({ max_id: rows[rows.length - 1].id })}">Older</a>`);
-  return links.length > 0 ? html`<nav aria-label="Pages">${links}</nav>` : html``;
-}
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/domain_blocks";
 
@@ -171,8 +140,6 @@ function carried(form: BlockForm): Record<string, string | undefined> {
   };
 }
 
-const checked = (on: boolean) => (on ? html` checked` : "");
-
 function blockFields(form: BlockForm, existing: boolean): SafeHtml {
   const domain = existing
     ? html`<p>Domain: <strong>${form.domain}</strong></p>`
@@ -180,7 +147,7 @@ function blockFields(form: BlockForm, existing: boolean): SafeHtml {
 <p class="muted" id="domain_hint">The block covers the domain and every domain under it (blocking example.com covers social.example.com).</p>`;
   const severities = SEVERITIES.map(
     (s) =>
-      html`<option value="${s}"${form.severity === s ? html` selected` : ""}>${SEVERITY_LABELS[s]}: ${SEVERITY_HINTS[s]}</option>`,
+      html`<option value="${s}"${selected(form.severity === s)}>${SEVERITY_LABELS[s]}: ${SEVERITY_HINTS[s]}</option>`,
   );
   return html`${domain}
 <label for="severity">Severity</label><select id="severity" name="severity">${severities}</select>
@@ -204,16 +171,14 @@ function blocksTable(staff: Staff, rows: DomainBlockRow[]): SafeHtml {
     (row) => html`<tr><td><a href="${SECTION}/${row.id}/edit">${row.domain}</a></td>
 <td>${SEVERITY_LABELS[row.severity]}</td><td>${yesNo(row.reject_media)}</td><td>${yesNo(row.reject_reports)}</td><td>${yesNo(row.obfuscate)}</td>
 <td>${row.public_comment ?? ""}</td><td>${row.private_comment ?? ""}</td><td>${shortTime(row.created_at)}</td>
-<td><a href="${SECTION}/${row.id}/edit">Edit</a> ${actionButton(staff, `${SECTION}/${row.id}/remove`, `Lift the block of ${row.domain}`, { danger: true })}</td></tr>`,
+<td><a href="${SECTION}/${row.id}/edit" aria-label="${`Edit the block of ${row.domain}`}">Edit</a> ${actionButton(staff, `${SECTION}/${row.id}/remove`, "Lift the block", { danger: true, ariaLabel: `Lift the block of ${row.domain}` })}</td></tr>`,
   );
   return html`<table><thead><tr><th scope="col">Domain</th><th scope="col">Severity</th><th scope="col">Media rejected</th><th scope="col">Reports rejected</th><th scope="col">Obfuscated</th><th scope="col">Public reason</th><th scope="col">Note for moderators</th><th scope="col">Blocked on (UTC)</th><th scope="col">Actions</th></tr></thead>
 <tbody>${lines}</tbody></table>`;
 }
 
-const count = (n: number, one: string, many: string) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
-
 export default async function adminDomainBlockRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_federation";
+  const routes = staffRoutes(app, ctx, "manage_federation");
 
   /** The new-block form again, with what was typed and why it was refused. */
   function newPage(reply: FastifyReply, staff: Staff, form: BlockForm, error?: ApiError) {
@@ -252,15 +217,13 @@ ${actionButton(staff, `${SECTION}/${row.id}/remove`, `Lift the block of ${row.do
 <ul><li>nothing is sent there, and nothing from there is accepted;</li>
 <li>the accounts known from there are suspended and their posts, media and profiles are removed from this server;</li>
 <li>follows between them and people here are broken.</li></ul>
-<p><strong>This will remove the content of ${count(impact.accounts, "account", "accounts")}, and break ${count(impact.followers, "follow", "follows")} of them by people here and ${count(impact.follows, "follow", "follows")} of people here by them.</strong> Lifting the block later does not bring any of it back.</p>
+<p><strong>This will remove the content of ${plural(impact.accounts, "account")}, and break ${plural(impact.followers, "follow")} of them by people here and ${plural(impact.follows, "follow")} of people here by them.</strong> Lifting the block later does not bring any of it back.</p>
 ${postForm(staff, action, html`<button type="submit" class="danger">Suspend ${domain}</button>`, { fields: carried(form) })}
 <nav><a href="${SECTION}">Cancel</a></nav>`,
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(SECTION, async (req, reply, staff) => {
     const page = listPage(req);
     const rows = await listDomainBlocks(ctx, page);
     return renderAdminPage(ctx, reply, staff, {
@@ -268,21 +231,21 @@ ${postForm(staff, action, html`<button type="submit" class="danger">Suspend ${do
       section: SECTION,
       notices: NOTICES,
       body: html`<p>Servers this one limits or refuses. <a href="${SECTION}/new">Block a domain</a></p>
-${blocksTable(staff, rows)}${pageLinks(req, rows, page)}`,
+${blocksTable(staff, rows)}${pageLinks(
+        SECTION,
+        { limit: field(req, "limit") },
+        page,
+        rows.map((r) => r.id),
+      )}`,
     });
   });
 
-  app.get(`${SECTION}/new`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/new`, async (req, reply, staff) => {
     // Other pages link here with the domain filled in, as Mastodon's `_domain`.
     return newPage(reply, staff, { ...EMPTY_FORM, domain: toStringParam(req.input._domain)?.trim() ?? "" });
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const form = postedForm(req);
     try {
       checkSeverity(form);
@@ -292,23 +255,18 @@ ${blocksTable(staff, rows)}${pageLinks(req, rows, page)}`,
       }
       await createDomainBlock(ctx, paramsOf(form), () => undefined, staff.moderator.account.id);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return newPage(reply, staff, form, error);
+      if (error instanceof Unprocessable) return newPage(reply, staff, form, error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "created");
   });
 
-  app.get(`${SECTION}/:id/edit`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/:id/edit`, async (req, reply, staff) => {
     const row = await domainBlockOf(ctx, toId(req.input.id));
     return editPage(reply, staff, row, formOf(row));
   });
 
-  app.post(`${SECTION}/:id`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id`, async (req, reply, staff) => {
     const row = await domainBlockOf(ctx, toId(req.input.id));
     const form = postedForm(req, row.domain);
     try {
@@ -318,16 +276,13 @@ ${blocksTable(staff, rows)}${pageLinks(req, rows, page)}`,
       const { domain: _fixed, ...changes } = paramsOf(form);
       await updateDomainBlock(ctx, row.id, changes, staff.moderator.account.id);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return editPage(reply, staff, row, form, error);
+      if (error instanceof Unprocessable) return editPage(reply, staff, row, form, error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "updated");
   });
 
-  app.post(`${SECTION}/:id/remove`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/remove`, async (req, reply, staff) => {
     await removeDomainBlock(ctx, toId(req.input.id), staff.moderator.account.id);
     return redirectWithNotice(reply, SECTION, "removed");
   });

@@ -30,18 +30,17 @@ import {
   removeCanonicalEmailBlock,
 } from "../../services/admin/canonical_email_blocks.ts";
 import { html, type SafeHtml } from "../html.ts";
-import { listPage, pageLinks } from "./domain_blocks.ts";
+import { shortTime } from "./display.ts";
 import {
   actionButton,
-  checkForm,
   field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
+  staffRoutes,
   type Staff,
 } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/email_domain_blocks";
 const ADDRESSES = "/admin/canonical_email_blocks";
@@ -65,7 +64,7 @@ function blocksTable(staff: Staff, blocks: EmailDomainBlockWithHistory[], parent
     const parent = row.parent_id ? parents.get(row.parent_id) : undefined;
     return html`<tr><td>${row.domain}</td><td>${row.parent_id ? `Mail server of ${parent ?? "a removed domain"}` : "Domain"}</td>
 <td>${refusedIn(block).toLocaleString("en")}</td><td>${shortTime(row.created_at)}</td>
-<td>${actionButton(staff, `${SECTION}/${row.id}/remove`, `Lift the block of ${row.domain}`, { danger: true })}</td></tr>`;
+<td>${actionButton(staff, `${SECTION}/${row.id}/remove`, "Lift the block", { danger: true, ariaLabel: `Lift the block of ${row.domain}` })}</td></tr>`;
   });
   return html`<table><thead><tr><th scope="col">Domain</th><th scope="col">Blocked as</th><th scope="col">Sign-ups refused (last ${HISTORY_DAYS} days)</th><th scope="col">Blocked on (UTC)</th><th scope="col">Actions</th></tr></thead>
 <tbody>${lines}</tbody></table>`;
@@ -75,13 +74,13 @@ function addressesTable(staff: Staff, rows: CanonicalEmailBlockRow[]): SafeHtml 
   if (rows.length === 0) return html`<p>No e-mail address is blocked.</p>`;
   const lines = rows.map(
     (row) =>
-      html`<tr><td><code>${row.canonical_email_hash}</code></td><td>${shortTime(row.created_at)}</td><td>${actionButton(staff, `${ADDRESSES}/${row.id}/remove`, "Lift this block", { danger: true })}</td></tr>`,
+      html`<tr><td><code>${row.canonical_email_hash}</code></td><td>${shortTime(row.created_at)}</td><td>${actionButton(staff, `${ADDRESSES}/${row.id}/remove`, "Lift the block", { danger: true, ariaLabel: `Lift the block of the address with the hash ${row.canonical_email_hash.slice(0, 12)}…` })}</td></tr>`,
   );
   return html`<table><thead><tr><th scope="col">Hash of the address</th><th scope="col">Blocked on (UTC)</th><th scope="col">Actions</th></tr></thead><tbody>${lines}</tbody></table>`;
 }
 
 export default async function adminEmailDomainBlockRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_blocks";
+  const routes = staffRoutes(app, ctx, "manage_blocks");
 
   function newPage(reply: FastifyReply, staff: Staff, domain: string, error?: ApiError) {
     const mx = ctx.mailDomains.mailServers
@@ -123,14 +122,17 @@ ${postForm(staff, `${ADDRESSES}/test`, html`<label for="check_email">E-mail addr
 <h2>Block an address</h2>
 ${postForm(staff, ADDRESSES, html`<label for="block_email">E-mail address</label><input type="email" id="block_email" name="email" required autocomplete="off"><button type="submit">Block the address</button>`)}
 <h2>Blocked addresses</h2>
-${addressesTable(staff, rows)}${pageLinks(staff.req, rows, page, ADDRESSES)}
+${addressesTable(staff, rows)}${pageLinks(
+        ADDRESSES,
+        { limit: field(staff.req, "limit") },
+        page,
+        rows.map((r) => r.id),
+      )}
 <nav><a href="${SECTION}">Back to the e-mail domain blocks</a></nav>`,
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(SECTION, async (req, reply, staff) => {
     const page = listPage(req);
     const rows = await listEmailDomainBlocks(ctx, page);
     const [blocks, parents] = await Promise.all([
@@ -146,79 +148,64 @@ ${addressesTable(staff, rows)}${pageLinks(staff.req, rows, page, ADDRESSES)}
       notices: NOTICES,
       body: html`<p>Sign-ups with addresses at these domains are refused. <a href="${SECTION}/new">Block an e-mail domain</a></p>
 <p>Lifting the block of a domain also lifts the blocks of its mail servers made with it.</p>
-${blocksTable(staff, blocks, parents)}${pageLinks(req, rows, page)}
+${blocksTable(staff, blocks, parents)}${pageLinks(
+        SECTION,
+        { limit: field(req, "limit") },
+        page,
+        rows.map((r) => r.id),
+      )}
 <p><a href="${ADDRESSES}">Blocked e-mail addresses</a></p>`,
     });
   });
 
-  app.get(`${SECTION}/new`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/new`, async (req, reply, staff) => {
     return newPage(reply, staff, "");
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const domain = field(req, "domain");
     try {
       await createEmailDomainBlock(ctx, staff.moderator.account.id, domain);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return newPage(reply, staff, domain ?? "", error);
+      if (error instanceof Unprocessable) return newPage(reply, staff, domain ?? "", error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "created");
   });
 
-  app.post(`${SECTION}/:id/remove`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/remove`, async (req, reply, staff) => {
     await removeEmailDomainBlock(ctx, staff.moderator.account.id, toId(req.input.id));
     return redirectWithNotice(reply, SECTION, "removed");
   });
 
-  app.get(ADDRESSES, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(ADDRESSES, async (req, reply, staff) => {
     return addressesPage(reply, staff);
   });
 
-  app.post(ADDRESSES, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(ADDRESSES, async (req, reply, staff) => {
     try {
       const email = field(req, "email");
       if (!email) throw new Unprocessable("Enter the e-mail address to block.");
       await createCanonicalEmailBlock(ctx, staff.moderator.account.id, { email });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422)
-        return addressesPage(reply, staff, { status: 422, alert: error.message });
+      if (error instanceof Unprocessable) return addressesPage(reply, staff, { status: 422, alert: error.message });
       throw error;
     }
     return redirectWithNotice(reply, ADDRESSES, "created");
   });
 
   // A check changes nothing; it is a POST so that the address stays out of URLs and logs.
-  app.post(`${ADDRESSES}/test`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${ADDRESSES}/test`, async (req, reply, staff) => {
     const email = field(req, "email");
     if (!email) return addressesPage(reply, staff, { status: 422, alert: "Enter the e-mail address to check." });
     const [match] = await canonicalEmailBlocksMatching(ctx.db.kysely, email);
     const checked = match
-      ? html`<p role="status"><strong>${email} is blocked</strong> (hash <code>${match.canonical_email_hash}</code>). ${actionButton(staff, `${ADDRESSES}/${match.id}/remove`, "Lift this block", { danger: true })}</p>`
+      ? html`<p role="status"><strong>${email} is blocked</strong> (hash <code>${match.canonical_email_hash}</code>). ${actionButton(staff, `${ADDRESSES}/${match.id}/remove`, "Lift this block", { danger: true, ariaLabel: `Lift the block of ${email}` })}</p>`
       : html`<p role="status"><strong>${email} is not blocked.</strong></p>`;
     return addressesPage(reply, staff, { email, checked });
   });
 
-  app.post(`${ADDRESSES}/:id/remove`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${ADDRESSES}/:id/remove`, async (req, reply, staff) => {
     await removeCanonicalEmailBlock(ctx, staff.moderator.account.id, toId(req.input.id));
     return redirectWithNotice(reply, ADDRESSES, "removed");
   });

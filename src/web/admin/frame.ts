@@ -5,7 +5,7 @@
  * form, and the redirect-after-post with a notice. Pages call the same services the admin API
  * calls, so every action is checked, audited and takes effect the same way from both.
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { UserRoleRow, UserRow } from "../../db/schema.ts";
 import { Forbidden, Unprocessable } from "../../errors.ts";
@@ -77,6 +77,31 @@ export async function requireStaff(
   return { req, session, role, moderator: { account: session.account, role }, csrf: csrfToken(ctx, req, reply) };
 }
 
+/** What a section's route does once its visitor is known to be staff with the section's permission. */
+export type StaffHandler = (req: FastifyRequest, reply: FastifyReply, staff: Staff) => Promise<unknown>;
+
+/**
+ * The routes of a section whose pages need `permission`: each handler runs only for staff whose
+ * role grants it (requireStaff), and a POST's only once its form passed the CSRF check (checkForm),
+ * so no handler can forget either.
+ */
+export function staffRoutes(app: FastifyInstance, ctx: Ctx, permission: Permission) {
+  const guarded = (post: boolean, handle: StaffHandler) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const staff = await requireStaff(ctx, req, reply, permission);
+    if (!staff) return reply;
+    if (post) checkForm(req);
+    return handle(req, reply, staff);
+  };
+  return {
+    get(path: string, handle: StaffHandler): void {
+      app.get(path, guarded(false, handle));
+    },
+    post(path: string, handle: StaffHandler): void {
+      app.post(path, guarded(true, handle));
+    },
+  };
+}
+
 /** Throws FormExpired unless the posted form carries this browser's CSRF token. */
 export function checkForm(req: FastifyRequest): void {
   if (!csrfValid(req)) throw new FormExpired();
@@ -94,6 +119,12 @@ export function checkbox(req: FastifyRequest, name: string): boolean {
   return value !== undefined && value !== "0" && value !== "false";
 }
 
+/** ` checked` on a checkbox or radio button that is on. */
+export const checked = (on: boolean) => (on ? html` checked` : "");
+
+/** ` selected` on the chosen option of a menu. */
+export const selected = (on: boolean) => (on ? html` selected` : "");
+
 /** A form that posts to `action` with the CSRF token and `fields`; `body` holds its inputs and button. */
 export function postForm(
   staff: Staff,
@@ -104,18 +135,25 @@ export function postForm(
   return html`<form method="post" action="${action}"${options.inline ? html` class="inline"` : ""}>${hiddenFields({ authenticity_token: staff.csrf, ...options.fields })}${body}</form>`;
 }
 
-/** A one-button form (approve, resolve, remove …); `danger` paints it red. */
+/**
+ * A one-button form (approve, resolve, remove …); `danger` paints it red. Where a page shows the
+ * same button on several rows, `ariaLabel` names what this one acts on ("Remove rule 3") while
+ * `label` stays the short visible text ("Remove").
+ */
 export function actionButton(
   staff: Staff,
   action: string,
   label: string,
-  options: { danger?: boolean; secondary?: boolean; fields?: Record<string, string | undefined> } = {},
+  options: {
+    danger?: boolean;
+    secondary?: boolean;
+    ariaLabel?: string;
+    fields?: Record<string, string | undefined>;
+  } = {},
 ): SafeHtml {
   const kind = options.danger ? "danger" : options.secondary ? "secondary" : "";
-  return postForm(staff, action, html`<button type="submit"${kind ? html` class="${kind}"` : ""}>${label}</button>`, {
-    fields: options.fields,
-    inline: true,
-  });
+  const button = html`<button type="submit"${kind ? html` class="${kind}"` : ""}${options.ariaLabel ? html` aria-label="${options.ariaLabel}"` : ""}>${label}</button>`;
+  return postForm(staff, action, button, { fields: options.fields, inline: true });
 }
 
 /**
@@ -158,9 +196,4 @@ export function renderAdminPage(ctx: Ctx, reply: FastifyReply, staff: Staff, opt
     wide: true,
     body: html`${sectionNav(staff.role, options.section)}${options.body}`,
   });
-}
-
-/** When a row was made, as the admin pages show it (UTC, to the minute). */
-export function shortTime(iso: string | null | undefined): string {
-  return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : "";
 }

@@ -12,7 +12,9 @@ import { requireSession } from "../session.ts";
 import { effectiveRole, hasPermission } from "../../services/accounts/roles.ts";
 import { ADMIN_SECTIONS } from "./frame.ts";
 import adminReportRoutes from "./reports.ts";
+import adminReportPageRoutes from "./report.ts";
 import adminAccountRoutes from "./accounts.ts";
+import adminAccountActionRoutes from "./account_action.ts";
 import pendingAccountRoutes from "./pending_accounts.ts";
 import adminAppealRoutes from "./appeals.ts";
 import adminDomainBlockRoutes from "./domain_blocks.ts";
@@ -29,7 +31,9 @@ type AdminModule = (app: FastifyInstance, ctx: Ctx) => Promise<void>;
 /** The sections' route modules. */
 const SECTIONS: AdminModule[] = [
   adminReportRoutes,
+  adminReportPageRoutes,
   adminAccountRoutes,
+  adminAccountActionRoutes,
   pendingAccountRoutes,
   adminAppealRoutes,
   adminDomainBlockRoutes,

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { IpBlockRow, IpBlockSeverity } from "../../db/schema.ts";
-import { ApiError } from "../../errors.ts";
+import { ApiError, Unprocessable } from "../../errors.ts";
 import { toId, toStringParam } from "../../api/params.ts";
 import {
   createIpBlock,
@@ -20,18 +20,19 @@ import {
   type IpBlockParams,
 } from "../../services/admin/ip_blocks.ts";
 import { html, type SafeHtml } from "../html.ts";
-import { listPage, pageLinks } from "./domain_blocks.ts";
+import { shortTime } from "./display.ts";
 import {
   actionButton,
-  checkForm,
+  checked,
   field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
+  selected,
   type Staff,
+  staffRoutes,
 } from "./frame.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/ip_blocks";
 
@@ -101,10 +102,10 @@ function expiryText(row: Pick<IpBlockRow, "expires_at">): string {
 function blockFields(form: IpBlockForm, current?: IpBlockRow): SafeHtml {
   const severities = IP_BLOCK_SEVERITIES.map(
     (s) =>
-      html`<label><input type="radio" name="severity" value="${s}"${form.severity === s ? html` checked` : ""}> ${SEVERITY_LABELS[s]}: ${SEVERITY_HINTS[s]}</label>`,
+      html`<label><input type="radio" name="severity" value="${s}"${checked(form.severity === s)}> ${SEVERITY_LABELS[s]}: ${SEVERITY_HINTS[s]}</label>`,
   );
   const option = (value: string, label: string) =>
-    html`<option value="${value}"${form.expiresIn === value ? html` selected` : ""}>${label}</option>`;
+    html`<option value="${value}"${selected(form.expiresIn === value)}>${label}</option>`;
   const keep = current
     ? option(KEEP, current.expires_at ? `Keep the current expiry (${expiryText(current)} UTC)` : "Keep: never expires")
     : "";
@@ -123,14 +124,14 @@ function blocksTable(staff: Staff, rows: IpBlockRow[]): SafeHtml {
       row,
     ) => html`<tr><td><a href="${SECTION}/${row.id}/edit"><code>${row.ip}</code></a></td><td>${SEVERITY_LABELS[row.severity]}</td>
 <td>${row.comment}</td><td>${expiryText(row)}</td><td>${shortTime(row.created_at)}</td>
-<td><a href="${SECTION}/${row.id}/edit">Edit</a> ${actionButton(staff, `${SECTION}/${row.id}/remove`, `Lift the block of ${row.ip}`, { danger: true })}</td></tr>`,
+<td><a href="${SECTION}/${row.id}/edit" aria-label="${`Edit the block of ${row.ip}`}">Edit</a> ${actionButton(staff, `${SECTION}/${row.id}/remove`, "Lift the block", { danger: true, ariaLabel: `Lift the block of ${row.ip}` })}</td></tr>`,
   );
   return html`<table><thead><tr><th scope="col">Addresses</th><th scope="col">Block</th><th scope="col">Note</th><th scope="col">Expires (UTC)</th><th scope="col">Blocked on (UTC)</th><th scope="col">Actions</th></tr></thead>
 <tbody>${lines}</tbody></table>`;
 }
 
 export default async function adminIpBlockRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_blocks";
+  const routes = staffRoutes(app, ctx, "manage_blocks");
 
   function newPage(reply: FastifyReply, staff: Staff, form: IpBlockForm, error?: ApiError) {
     return renderAdminPage(ctx, reply, staff, {
@@ -156,9 +157,7 @@ ${actionButton(staff, `${SECTION}/${row.id}/remove`, `Lift the block of ${row.ip
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(SECTION, async (req, reply, staff) => {
     const page = listPage(req);
     const rows = await listIpBlocks(ctx, page);
     return renderAdminPage(ctx, reply, staff, {
@@ -166,56 +165,48 @@ ${actionButton(staff, `${SECTION}/${row.id}/remove`, `Lift the block of ${row.ip
       section: SECTION,
       notices: NOTICES,
       body: html`<p>Addresses whose sign-ups need approval or are refused, or that may not reach this server at all. <a href="${SECTION}/new">Block IP addresses</a></p>
-${blocksTable(staff, rows)}${pageLinks(req, rows, page)}`,
+${blocksTable(staff, rows)}${pageLinks(
+        SECTION,
+        { limit: field(req, "limit") },
+        page,
+        rows.map((r) => r.id),
+      )}`,
     });
   });
 
-  app.get(`${SECTION}/new`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/new`, async (req, reply, staff) => {
     return newPage(reply, staff, { ip: "", severity: "sign_up_requires_approval", comment: "", expiresIn: "" });
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const form = postedForm(req);
     try {
       await createIpBlock(ctx, staff.moderator.account.id, paramsOf(form));
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return newPage(reply, staff, form, error);
+      if (error instanceof Unprocessable) return newPage(reply, staff, form, error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "created");
   });
 
-  app.get(`${SECTION}/:id/edit`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/:id/edit`, async (req, reply, staff) => {
     const row = await ipBlockOf(ctx, toId(req.input.id));
     return editPage(reply, staff, row, { ip: row.ip, severity: row.severity, comment: row.comment, expiresIn: KEEP });
   });
 
-  app.post(`${SECTION}/:id`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id`, async (req, reply, staff) => {
     const row = await ipBlockOf(ctx, toId(req.input.id));
     const form = postedForm(req);
     try {
       await updateIpBlock(ctx, staff.moderator.account.id, row.id, paramsOf(form));
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return editPage(reply, staff, row, form, error);
+      if (error instanceof Unprocessable) return editPage(reply, staff, row, form, error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "updated");
   });
 
-  app.post(`${SECTION}/:id/remove`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/remove`, async (req, reply, staff) => {
     await removeIpBlock(ctx, staff.moderator.account.id, toId(req.input.id));
     return redirectWithNotice(reply, SECTION, "removed");
   });

@@ -17,16 +17,18 @@ import {
 } from "../../services/admin/accounts.ts";
 import { toStringArray, toStringParam } from "../../api/params.ts";
 import { html, type SafeHtml } from "../html.ts";
+import { PAGE_SIZE, MAX_PAGE_SIZE } from "./accounts.ts";
+import { accountLink, atHandle, shortTime } from "./display.ts";
 import {
-  checkForm,
+  actionButton,
+  field,
   postForm,
   redirectWithNotice,
   renderAdminPage,
-  requireStaff,
-  shortTime,
+  staffRoutes,
   type Staff,
 } from "./frame.ts";
-import { atHandle, pageOf, pagerLinks } from "./accounts.ts";
+import { listPage, pageLinks } from "./paging.ts";
 
 const SECTION = "/admin/pending_accounts";
 
@@ -38,19 +40,17 @@ const NOTICES: Record<string, string> = {
   none_selected: "There was no sign-up to handle.",
 };
 
-/** One row's button; its accessible name says whose sign-up it decides. */
-function decision(staff: Staff, id: string, verb: "approve" | "reject", name: string): SafeHtml {
-  const button =
-    verb === "approve"
-      ? html`<button type="submit" aria-label="${name}">Approve</button>`
-      : html`<button type="submit" class="danger" aria-label="${name}">Reject</button>`;
-  return postForm(staff, `${SECTION}/${id}/${verb}`, button, { inline: true });
-}
-
 function pendingTable(staff: Staff, items: readonly AccountWithUser[]): SafeHtml {
   const rows = items.map(({ account, user }) => {
     const id = account.id;
-    return html`<tr><td><a href="/admin/accounts/${id}">${atHandle(account)}</a></td><td>${user?.email ?? ""}${user && !user.confirmed_at ? html` <span class="badge">not confirmed</span>` : ""}</td><td>${user?.reason ?? ""}</td><td>${user?.sign_up_ip ?? ""}</td><td>${shortTime(account.created_at)}</td><td>${decision(staff, id, "approve", `Approve ${atHandle(account)}`)} ${decision(staff, id, "reject", `Reject ${atHandle(account)}`)}</td></tr>`;
+    const handle = atHandle(account);
+    // Every row has the same buttons: their names say whose sign-up they decide.
+    const approve = actionButton(staff, `${SECTION}/${id}/approve`, "Approve", { ariaLabel: `Approve ${handle}` });
+    const reject = actionButton(staff, `${SECTION}/${id}/reject`, "Reject", {
+      danger: true,
+      ariaLabel: `Reject ${handle}`,
+    });
+    return html`<tr><td>${accountLink(account)}</td><td>${user?.email ?? ""}${user && !user.confirmed_at ? html` <span class="badge">not confirmed</span>` : ""}</td><td>${user?.reason ?? ""}</td><td>${user?.sign_up_ip ?? ""}</td><td>${shortTime(account.created_at)}</td><td>${approve} ${reject}</td></tr>`;
   });
   return html`<table><thead><tr><th scope="col">Account</th><th scope="col">E-mail</th><th scope="col">Reason given</th><th scope="col">IP address</th><th scope="col">Signed up</th><th scope="col">Decision</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -64,24 +64,27 @@ function batchButtons(staff: Staff, items: readonly AccountWithUser[]): SafeHtml
       staff,
       `${SECTION}/${path}`,
       html`${ids}<button type="submit"${danger ? html` class="danger"` : ""}>${label}</button>`,
-      {
-        inline: true,
-      },
+      { inline: true },
     );
   return html`<div class="row">${batch("approve", "Approve all on this page", false)} ${batch("reject", "Reject all on this page", true)}</div>`;
 }
 
 export default async function pendingAccountRoutes(app: FastifyInstance, ctx: Ctx) {
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, "manage_users");
-    if (!staff) return reply;
-    const page = pageOf(req);
+  const routes = staffRoutes(app, ctx, "manage_users");
+  routes.get(SECTION, async (req, reply, staff) => {
+    const page = listPage(req, PAGE_SIZE, MAX_PAGE_SIZE);
     const rows = await listAccounts(ctx, { origin: "local", status: "pending" }, page);
     const items = await withUsers(ctx, rows);
-    const body =
+    const list =
       items.length === 0
         ? html`<p>Nobody is waiting for approval.</p>`
-        : html`${batchButtons(staff, items)}${pendingTable(staff, items)}${pagerLinks(SECTION, { limit: toStringParam(req.input.limit) }, rows, page)}`;
+        : html`${batchButtons(staff, items)}${pendingTable(staff, items)}`;
+    const body = html`${list}${pageLinks(
+      SECTION,
+      { limit: field(req, "limit") },
+      page,
+      rows.map((r) => r.id),
+    )}`;
     return renderAdminPage(ctx, reply, staff, { title: "Pending sign-ups", section: SECTION, notices: NOTICES, body });
   });
 
@@ -90,10 +93,7 @@ export default async function pendingAccountRoutes(app: FastifyInstance, ctx: Ct
     notice: string,
     act: (ctx: Ctx, m: Moderator, id: string | undefined) => Promise<unknown>,
   ) =>
-    app.post(`${SECTION}/:id/${path}`, async (req, reply) => {
-      const staff = await requireStaff(ctx, req, reply, "manage_users");
-      if (!staff) return reply;
-      checkForm(req);
+    routes.post(`${SECTION}/:id/${path}`, async (req, reply, staff) => {
       await act(ctx, staff.moderator, toStringParam(req.input.id));
       return redirectWithNotice(reply, SECTION, notice);
     });
@@ -105,10 +105,7 @@ export default async function pendingAccountRoutes(app: FastifyInstance, ctx: Ct
     notice: string,
     act: (ctx: Ctx, m: Moderator, id: string | undefined) => Promise<unknown>,
   ) =>
-    app.post(`${SECTION}/${path}`, async (req, reply) => {
-      const staff = await requireStaff(ctx, req, reply, "manage_users");
-      if (!staff) return reply;
-      checkForm(req);
+    routes.post(`${SECTION}/${path}`, async (req, reply, staff) => {
       const ids = toStringArray(req.input.account_ids);
       if (ids.length === 0) return redirectWithNotice(reply, SECTION, "none_selected");
       for (const id of ids) {

@@ -21,15 +21,7 @@ import {
   type RuleParams,
 } from "../../services/admin/rules.ts";
 import { html, type SafeHtml } from "../html.ts";
-import {
-  actionButton,
-  checkForm,
-  postForm,
-  redirectWithNotice,
-  renderAdminPage,
-  requireStaff,
-  type Staff,
-} from "./frame.ts";
+import { actionButton, postForm, redirectWithNotice, renderAdminPage, staffRoutes, type Staff } from "./frame.ts";
 
 const SECTION = "/admin/rules";
 
@@ -62,27 +54,38 @@ function rulesTable(staff: Staff, rules: NumberedRule[]): SafeHtml {
   if (rules.length === 0) return html`<p class="empty">The server has no rules yet.</p>`;
   const rows = rules.map((rule, i) => {
     const fields = { version: rule.version };
+    // Every row has the same buttons: their names say which rule they act on.
     const up =
       i > 0
-        ? actionButton(staff, `${SECTION}/${rule.id}/move_up`, `Move rule ${rule.id} up`, { secondary: true, fields })
-        : "";
-    const down =
-      i < rules.length - 1
-        ? actionButton(staff, `${SECTION}/${rule.id}/move_down`, `Move rule ${rule.id} down`, {
+        ? actionButton(staff, `${SECTION}/${rule.id}/move_up`, "Move up", {
             secondary: true,
+            ariaLabel: `Move rule ${rule.id} up`,
             fields,
           })
         : "";
+    const down =
+      i < rules.length - 1
+        ? actionButton(staff, `${SECTION}/${rule.id}/move_down`, "Move down", {
+            secondary: true,
+            ariaLabel: `Move rule ${rule.id} down`,
+            fields,
+          })
+        : "";
+    const remove = actionButton(staff, `${SECTION}/${rule.id}/delete`, "Remove", {
+      danger: true,
+      ariaLabel: `Remove rule ${rule.id}`,
+      fields,
+    });
     return html`<tr><td>${rule.id}</td><td><strong>${rule.text}</strong>${rule.hint ? html`<br><span class="muted">${rule.hint}</span>` : ""}</td>
-<td><a href="${SECTION}/${rule.id}/edit">Edit rule ${rule.id}</a> ${up}${down}${actionButton(staff, `${SECTION}/${rule.id}/delete`, `Remove rule ${rule.id}`, { danger: true, fields })}</td></tr>`;
+<td><a href="${SECTION}/${rule.id}/edit" aria-label="${`Edit rule ${rule.id}`}">Edit</a> ${up} ${down} ${remove}</td></tr>`;
   });
   return html`<table><thead><tr><th scope="col">Number</th><th scope="col">Rule</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 export default async function adminRuleRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_rules";
+  const routes = staffRoutes(app, ctx, "manage_rules");
 
-  async function listPage(reply: FastifyReply, staff: Staff, values: RuleParams, error?: ValidationFailed) {
+  async function rulesPage(reply: FastifyReply, staff: Staff, values: RuleParams, error?: ValidationFailed) {
     const rules = await listRules(ctx);
     return renderAdminPage(ctx, reply, staff, {
       title: "Server rules",
@@ -114,37 +117,27 @@ ${postForm(staff, SECTION, html`${ruleFields(values)}<button type="submit">Add t
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    return listPage(reply, staff, { text: "", hint: "" });
+  routes.get(SECTION, async (req, reply, staff) => {
+    return rulesPage(reply, staff, { text: "", hint: "" });
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const values = ruleParams(req);
     try {
       await addRule(ctx, staff.moderator.account.id, values);
     } catch (error) {
-      if (error instanceof ValidationFailed) return listPage(reply, staff, values, error);
+      if (error instanceof ValidationFailed) return rulesPage(reply, staff, values, error);
       throw error;
     }
     return redirectWithNotice(reply, SECTION, "created");
   });
 
-  app.get(`${SECTION}/:id/edit`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(`${SECTION}/:id/edit`, async (req, reply, staff) => {
     const rule = await ruleOf(ctx, target(req).id);
     return editPage(reply, staff, rule, rule);
   });
 
-  app.post(`${SECTION}/:id`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id`, async (req, reply, staff) => {
     const { id, version } = target(req);
     const values = ruleParams(req);
     try {
@@ -163,20 +156,14 @@ ${postForm(staff, SECTION, html`${ruleFields(values)}<button type="submit">Add t
     ["move_up", -1],
     ["move_down", 1],
   ] as const) {
-    app.post(`${SECTION}/:id/${action}`, async (req, reply) => {
-      const staff = await requireStaff(ctx, req, reply, permission);
-      if (!staff) return reply;
-      checkForm(req);
+    routes.post(`${SECTION}/:id/${action}`, async (req, reply, staff) => {
       const { id, version } = target(req);
       await moveRule(ctx, staff.moderator.account.id, id, offset, version);
       return redirectWithNotice(reply, SECTION, "moved");
     });
   }
 
-  app.post(`${SECTION}/:id/delete`, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(`${SECTION}/:id/delete`, async (req, reply, staff) => {
     const { id, version } = target(req);
     await removeRule(ctx, staff.moderator.account.id, id, version);
     return redirectWithNotice(reply, SECTION, "removed");

@@ -2,22 +2,26 @@
  * The server's settings in the admin area (Mastodon's Admin::SettingsController, Manage Settings):
  * one form of every setting `rookery settings` changes but the rules, which have their own page.
  * Each setting's input follows its type (a checkbox for a switch, a menu for a choice, a text
- * area for long text), and the form saves all or nothing (services/instance/settings.ts
+ * area for long text), and the form saves all or nothing (services/admin/settings.ts
  * updateSettings): a refused value shows the form again, with the reason beside the setting.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { InstanceSettings } from "../../db/schema.ts";
 import { toStringParam } from "../../api/params.ts";
-import {
-  loadSettings,
-  SETTING_DEFINITIONS,
-  SettingsInvalid,
-  updateSettings,
-  type PlainSettingKey,
-} from "../../services/instance/settings.ts";
+import { SettingsInvalid, updateSettings, type PlainSettingKey } from "../../services/admin/settings.ts";
+import { loadSettings, SETTING_DEFINITIONS } from "../../services/instance/settings.ts";
 import { html, type SafeHtml } from "../html.ts";
-import { checkForm, postForm, redirectWithNotice, renderAdminPage, requireStaff, type Staff } from "./frame.ts";
+import {
+  checkbox,
+  checked,
+  postForm,
+  redirectWithNotice,
+  renderAdminPage,
+  selected,
+  type Staff,
+  staffRoutes,
+} from "./frame.ts";
 
 const SECTION = "/admin/settings";
 
@@ -98,7 +102,7 @@ function sentValues(req: FastifyRequest): Partial<FormValues> {
   for (const key of FORM_KEYS) {
     const kind = SETTING_DEFINITIONS[key].type.kind;
     const value = toStringParam(req.input[key]);
-    if (kind === "boolean") texts[key] = value !== undefined && value !== "0" && value !== "false" ? "true" : "false";
+    if (kind === "boolean") texts[key] = checkbox(req, key) ? "true" : "false";
     // Browsers send a text area's line breaks as CRLF; store them as the CLI would.
     else if (value !== undefined) texts[key] = value.replace(/\r\n?/g, "\n");
   }
@@ -118,12 +122,11 @@ function settingInput(key: PlainSettingKey, value: string, problem: string | und
   const hint = html`<p class="muted" id="${key}_hint">${description}</p>${problem ? html`<p id="${key}_error"><strong>${problemText(key, problem)}</strong></p>` : ""}`;
   switch (type.kind) {
     case "boolean":
-      return html`<label for="${key}"><input type="checkbox" id="${key}" name="${key}" value="1"${value === "true" ? html` checked` : ""} aria-describedby="${describedBy}"${invalid}> ${label}</label>${hint}`;
+      return html`<label for="${key}"><input type="checkbox" id="${key}" name="${key}" value="1"${checked(value === "true")} aria-describedby="${describedBy}"${invalid}> ${label}</label>${hint}`;
     case "choice": {
       const words = CHOICES[key] ?? {};
       const options = type.choices.map(
-        (choice) =>
-          html`<option value="${choice}"${choice === value ? html` selected` : ""}>${words[choice] ?? choice}</option>`,
+        (choice) => html`<option value="${choice}"${selected(choice === value)}>${words[choice] ?? choice}</option>`,
       );
       return html`<label for="${key}">${label}</label><select id="${key}" name="${key}" aria-describedby="${describedBy}"${invalid}>${options}</select>${hint}`;
     }
@@ -137,7 +140,7 @@ function settingInput(key: PlainSettingKey, value: string, problem: string | und
 }
 
 export default async function adminSettingsRoutes(app: FastifyInstance, ctx: Ctx) {
-  const permission = "manage_settings";
+  const routes = staffRoutes(app, ctx, "manage_settings");
 
   function formPage(
     reply: FastifyReply,
@@ -164,17 +167,12 @@ ${postForm(staff, SECTION, html`${fieldsets}<button type="submit">Save the setti
     });
   }
 
-  app.get(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
+  routes.get(SECTION, async (req, reply, staff) => {
     const { values } = await loadSettings(ctx.db.kysely);
     return formPage(reply, staff, storedValues(values));
   });
 
-  app.post(SECTION, async (req, reply) => {
-    const staff = await requireStaff(ctx, req, reply, permission);
-    if (!staff) return reply;
-    checkForm(req);
+  routes.post(SECTION, async (req, reply, staff) => {
     const texts = sentValues(req);
     let changed: string[];
     try {

@@ -19,6 +19,7 @@ import {
   createUser,
   postStatus,
   request,
+  tokenFor,
   type TestServer,
   type TestUser,
 } from "../../kit.ts";
@@ -173,11 +174,11 @@ describe("admin: accounts", () => {
       const first = await modBrowser.get(`${LIST}?username=pager&limit=2`);
       assert.deepEqual(handles(first.body), ["pager2", "pager1"]);
       assert.doesNotMatch(first.body, />Newer</);
-      const older = /<a href="([^"]+)">Older<\/a>/.exec(first.body)![1].replace(/&amp;/g, "&");
+      const older = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(first.body)![1].replace(/&amp;/g, "&");
       assert.match(older, /username=pager/);
       const second = await modBrowser.get(older);
       assert.deepEqual(handles(second.body), ["pager0"]);
-      const newer = /<a href="([^"]+)">Newer<\/a>/.exec(second.body)![1].replace(/&amp;/g, "&");
+      const newer = /<a href="([^"]+)" rel="prev">Newer<\/a>/.exec(second.body)![1].replace(/&amp;/g, "&");
       assert.deepEqual(handles((await modBrowser.get(newer)).body), ["pager2", "pager1"]);
     });
   });
@@ -467,15 +468,19 @@ describe("admin: accounts", () => {
       assert.match(page.body, new RegExp(`<a href="/admin/reports/${reportId}">report #${reportId}</a>`));
       assert.match(page.body, new RegExp(`by @${reporter.username}`));
       assert.match(page.body, /&lt;b&gt;spam&lt;\/b&gt;/);
-      assert.match(page.body, /reported post is attached/);
       const form = findForm(page.body, `${LIST}/${spammer.account.id}/action`);
       assert.equal(form.fields.report_id, reportId);
       assert.equal(form.fields.type, "suspend");
+      assert.match(
+        form.html,
+        /<input id="include_statuses" type="checkbox" name="include_statuses" value="1" checked[^>]*> <label for="include_statuses" class="inline">Attach the reported post to the strike<\/label>/,
+      );
 
       const res = await modBrowser.submit(page, `${LIST}/${spammer.account.id}/action`, { text: "Spam." });
       assert.equal(res.statusCode, 303);
       assert.equal(locationOf(res).pathname, `/admin/reports/${reportId}`);
       assert.equal(locationOf(res).searchParams.get("notice"), "action_taken");
+      assert.match((await modBrowser.follow(res)).body, /The action was taken, and the report is resolved\./);
       assert.notEqual((await accountRow(spammer.account.id))!.suspended_at, null);
       const [strike] = await strikesOf(spammer.account.id);
       assert.equal(strike.report_id, reportId);
@@ -494,6 +499,41 @@ describe("admin: accounts", () => {
         (await logOf(spammer.account.id)).map((l) => l.action),
         ["suspend"],
       );
+    });
+
+    test("from a report, the reported posts unticked: the strike names none; the API always attaches them", async () => {
+      const reporter = await user("tattler");
+      const poster = await user("poster");
+      const post = await postStatus(server, poster, { status: "borderline", visibility: "public" });
+      const reportId = await fileReport(reporter, poster, { status_ids: [post.id] });
+      const page = await modBrowser.get(`${LIST}/${poster.account.id}/action?type=none&report_id=${reportId}`);
+      const res = await modBrowser.submit(page, `${LIST}/${poster.account.id}/action`, { text: "Careful." }, [
+        "include_statuses",
+      ]);
+      assert.equal(res.statusCode, 303);
+      const [strike] = await strikesOf(poster.account.id);
+      assert.equal(strike.report_id, reportId);
+      assert.equal(strike.status_ids, null);
+
+      // Mastodon's API takes no include_statuses: the posts come with the strike whatever is sent.
+      const again = await fileReport(reporter, poster, { status_ids: [post.id] });
+      const api = await request(server.app, "POST", `/api/v1/admin/accounts/${poster.account.id}/action`, {
+        token: await tokenFor(server.ctx, moderator, "admin:write:accounts"),
+        json: { type: "none", report_id: again, include_statuses: false },
+      });
+      assert.equal(api.statusCode, 200, api.body);
+      const [, second] = await strikesOf(poster.account.id);
+      assert.deepEqual(JSON.parse(second.status_ids!), [post.id]);
+    });
+
+    test("without a report, or a report without posts, the form offers no such box", async () => {
+      const target = await user("plain");
+      const bare = await modBrowser.get(`${LIST}/${target.account.id}/action`);
+      assert.doesNotMatch(bare.body, /include_statuses/);
+      const reportId = await fileReport(await user("noposts"), target);
+      const noPosts = await modBrowser.get(`${LIST}/${target.account.id}/action?report_id=${reportId}`);
+      assert.match(noPosts.body, new RegExp(`report #${reportId}`));
+      assert.doesNotMatch(noPosts.body, /include_statuses/);
     });
 
     test("bad input: no type or an unknown one is a 422 page with the form kept; unknown report or preset 404; nothing changed", async () => {

@@ -315,11 +315,11 @@ describe("/admin/announcements", () => {
     const first = await browser.get(SECTION);
     assert.match(first.body, /Bulk 40/);
     assert.doesNotMatch(first.body, /Welcome to the server/);
-    const older = /<a href="([^"]+)">Older<\/a>/.exec(first.body);
+    const older = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(first.body);
     assert.ok(older, "an Older link");
     const next = await browser.get(older[1]!.replace(/&amp;/g, "&"));
     assert.equal(next.statusCode, 200);
     assert.match(next.body, /Welcome to the server/);
-    assert.match(next.body, />Newer<\/a>/);
+    assert.match(next.body, /rel="prev">Newer<\/a>/);
   });
 });

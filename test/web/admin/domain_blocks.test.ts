@@ -328,14 +328,14 @@ describe("admin: domain blocks", () => {
     for (let i = 0; i < 3; i++) await apiCreate({ domain: domain(), severity: "noop" });
     const all = await apiList();
     const first = await browser.get(`${LIST}?limit=2`);
-    const older = /<a href="([^"]+)">Older<\/a>/.exec(first.body);
+    const older = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(first.body);
     assert.ok(older, "an Older link");
     assert.doesNotMatch(first.body, />Newer</);
     const second = await browser.get(older[1].replaceAll("&amp;", "&"));
     assert.equal(second.statusCode, 200);
     assert.match(second.body, new RegExp(`>${all[2].domain}</a>`));
     assert.doesNotMatch(second.body, new RegExp(`>${all[0].domain}</a>`));
-    const newer = /<a href="([^"]+)">Newer<\/a>/.exec(second.body);
+    const newer = /<a href="([^"]+)" rel="prev">Newer<\/a>/.exec(second.body);
     assert.ok(newer, "a Newer link");
     assert.ok(newer[1].startsWith(`${LIST}?`), newer[1]);
   });

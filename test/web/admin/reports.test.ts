@@ -44,7 +44,7 @@ interface AdminReportJson {
 
 /** The report numbers a queue page lists, in its order. */
 const listed = (body: string) =>
-  [...body.matchAll(/<td><a href="\/admin\/reports\/(\d+)">#\d+<\/a><\/td>/g)].map((m) => m[1]);
+  [...body.matchAll(/<td class="nowrap"><a href="\/admin\/reports\/(\d+)">#\d+<\/a><\/td>/g)].map((m) => m[1]);
 
 describe("admin: reports", () => {
   let server: TestServer;
@@ -134,9 +134,9 @@ describe("admin: reports", () => {
       const res = await browser.get(QUEUE);
       assert.equal(res.statusCode, 200);
       assert.ok(listed(res.body).includes(id));
-      const row = new RegExp(`<tr><td><a href="/admin/reports/${id}">#${id}</a></td>[\\s\\S]*?</tr>`).exec(
-        res.body,
-      )![0];
+      const row = new RegExp(
+        `<tr><td class="nowrap"><a href="/admin/reports/${id}">#${id}</a></td>[\\s\\S]*?</tr>`,
+      ).exec(res.body)![0];
       assert.match(row, new RegExp(`<a href="/admin/accounts/${target.account.id}">`));
       assert.match(row, new RegExp(`@${target.username}`));
       assert.match(row, new RegExp(`<a href="/admin/accounts/${reporter.account.id}">@${reporter.username}</a>`));
@@ -250,7 +250,7 @@ describe("admin: reports", () => {
       );
       assert.match(page.body, /<th scope="row">Category<\/th><td>Breaks server rules<\/td>/);
       assert.match(page.body, /<li value="2">No spam<\/li>/);
-      assert.match(page.body, /<blockquote style="white-space:pre-wrap">Line one\nLine two<\/blockquote>/);
+      assert.match(page.body, /<blockquote><p>Line one<br>Line two<\/p><\/blockquote>/);
       assert.match(page.body, /<h2>Reported posts \(2\)<\/h2>/);
       // Content is the post's sanitized HTML, shown as such: the hashtag is a link.
       assert.match(page.body, /<a href="[^"]*\/tags\/spamshop"[^>]*>#<span>spamshop<\/span><\/a>/);
@@ -264,14 +264,17 @@ describe("admin: reports", () => {
 
     test("links to the account action form with the report, for each action; Freeze only for local accounts", async () => {
       const { id, target, page } = await freshReport();
-      const hrefs = [...page.body.matchAll(/<a class="button" href="([^"]+)"/g)].map((m) =>
-        m[1].replace(/&amp;/g, "&"),
-      );
+      const links = [...page.body.matchAll(/<a class="(button(?: danger)?)" href="([^"]+)"/g)].map((m) => [
+        m[2].replace(/&amp;/g, "&"),
+        m[1],
+      ]);
+      // Limiting and suspending are red.
       assert.deepEqual(
-        hrefs,
-        ["none", "sensitive", "disable", "silence", "suspend"].map(
-          (type) => `/admin/accounts/${target.account.id}/action?report_id=${id}&type=${type}`,
-        ),
+        links,
+        ["none", "sensitive", "disable", "silence", "suspend"].map((type) => [
+          `/admin/accounts/${target.account.id}/action?report_id=${id}&type=${type}`,
+          type === "silence" || type === "suspend" ? "button danger" : "button",
+        ]),
       );
       const rita = await createRemoteAccount(server.ctx, `ritaf${++users}`, "forward.example");
       const remoteId = await fileReport(await user("fwd"), rita, { forward: true });
@@ -464,11 +467,11 @@ describe("admin: reports", () => {
       const shown = (await browser.get(`${QUEUE}/${id}`)).body;
       const notes = [
         ...shown.matchAll(
-          /<li class="note" id="note-\d+"><p><strong>@([^<]+)<\/strong> noted · <time[^>]*>[^<]+<\/time><\/p><p style="white-space:pre-wrap">([^<]*)<\/p>/g,
+          /<li class="note" id="note-\d+"><p><strong>@([^<]+)<\/strong> noted · <time[^>]*>[^<]+<\/time><\/p><p>((?:[^<]|<br>)*)<\/p>/g,
         ),
       ].map((m) => [m[1], m[2]]);
       assert.deepEqual(notes, [
-        [moderator.username, "Checked their other posts:\nall spam."],
+        [moderator.username, "Checked their other posts:<br>all spam."],
         [moderator.username, "Second thought &lt;b&gt;bold&lt;/b&gt;"],
       ]);
       assert.deepEqual(await logOf(id), []);
@@ -536,7 +539,13 @@ describe("admin: reports", () => {
       assert.equal((await notesOf(id)).length, 1);
       // The author may.
       const own = await browser.get(`${QUEUE}/${id}`);
-      assert.match(findForm(own.body, deletePath).html, /<button type="submit" class="danger">Delete note<\/button>/);
+      // Every note has such a button: its name says whose note of when it deletes.
+      assert.match(
+        findForm(own.body, deletePath).html,
+        new RegExp(
+          `<button type="submit" class="danger" aria-label="Delete the note by @${moderator.username} of \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d">Delete note</button>`,
+        ),
+      );
       const removed = await browser.submit(own, deletePath);
       assert.equal(removed.statusCode, 303);
       assert.equal(removed.headers.location, `${QUEUE}/${id}?notice=note_deleted`);

@@ -114,6 +114,7 @@ export default async function adminAccountRoutes(app: FastifyInstance, ctx: Ctx)
   );
 
   app.post("/api/v1/admin/accounts/:id/action", { preHandler: write }, async (req) => {
+    // Mastodon's API permits no `include_statuses` (only its web form sends it): a report's posts are always attached.
     await takeAccountAction(ctx, moderatorOf(req), toStringParam(req.input.id), {
       type: toStringParam(req.input.type),
       reportId: toStringParam(req.input.report_id),

@@ -549,6 +549,12 @@ export interface AppealsTable {
   updated_at: Timestamp;
 }
 
+/** A suspended account whose data goes once the request is old enough (Mastodon's AccountDeletionRequest). */
+export interface AccountDeletionRequestsTable {
+  account_id: string;
+  created_at: Timestamp;
+}
+
 /** A text moderators reuse in warnings (Mastodon's AccountWarningPreset). */
 export interface AccountWarningPresetsTable {
   id: string;
@@ -1125,6 +1131,7 @@ export interface Database {
   account_warnings: AccountWarningsTable;
   account_warning_presets: AccountWarningPresetsTable;
   appeals: AppealsTable;
+  account_deletion_requests: AccountDeletionRequestsTable;
   account_moderation_notes: AccountModerationNotesTable;
   server_keys: ServerKeysTable;
   stream_signals: StreamSignalsTable;

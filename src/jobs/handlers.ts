@@ -3,6 +3,7 @@ import { PURGE_JOB, purgeSuspendedDomain } from "../services/admin/domain_blocks
 import { purgeUnallowedDomain, UNALLOWED_PURGE_JOB } from "../services/admin/domain_allows.ts";
 import { ACCOUNT_DELETION_JOB, purgeDeletedLocalAccount } from "../services/accounts/deletion.ts";
 import { ACCOUNT_PURGE_JOB, purgeDeletedAccount } from "../services/accounts/purge.ts";
+import { DELETION_REQUESTS_JOB, processDataDeletions } from "../services/admin/deletion_requests.ts";
 import { MOVE_FOLLOWERS_JOB, moveFollowers } from "../services/accounts/move.ts";
 import {
   cacheRemoteMedia,
@@ -213,6 +214,12 @@ export function registerJobHandlers(ctx: Ctx): void {
     if (removed > 0) ctx.log.info({ removed }, "removed finished imports past their retention");
   });
   ctx.jobs.recurring(IMPORT_PRUNE_JOB, DAY);
+  // Suspended 30 days ago: the account's data goes (Mastodon's SuspendedUserCleanupScheduler).
+  ctx.jobs.register(DELETION_REQUESTS_JOB, async (_payload, _job, now) => {
+    const handled = await processDataDeletions(ctx, now);
+    if (handled > 0) ctx.log.info({ accounts: handled }, "deleted the data of accounts suspended 30 days ago");
+  });
+  ctx.jobs.recurring(DELETION_REQUESTS_JOB, DAY);
 }
 
 /**

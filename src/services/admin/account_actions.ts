@@ -19,6 +19,7 @@ import { hasPermission } from "../accounts/roles.ts";
 import { queueWarningMail } from "./account_mails.ts";
 import { accountOf, assertOutranks, handleOf, type Moderator } from "./accounts.ts";
 import { recordAction } from "./audit.ts";
+import { requestDataDeletion } from "./deletion_requests.ts";
 
 export const ACTION_TYPES = ["none", "disable", "sensitive", "silence", "suspend"] as const;
 export type AccountActionType = (typeof ACTION_TYPES)[number];
@@ -134,6 +135,8 @@ export async function takeAccountAction(
           .execute();
         await log(tx, "suspend", "Account", target.id);
         await suspendEffects(ctx, tx, target);
+        // Its data goes in 30 days unless the suspension is lifted first.
+        await requestDataDeletion(tx, target.id, new Date(now));
         break;
       case "none":
         break;

@@ -27,11 +27,10 @@ import type {
   UserRow,
 } from "../../db/schema.ts";
 import { BadRequest, Forbidden, NotFound } from "../../errors.ts";
-import { ACCOUNT_PURGE_JOB } from "../accounts/purge.ts";
-import { deleteOwnAccount } from "../accounts/deletion.ts";
 import { EVERYONE_ROLE_ID, hasPermission } from "../accounts/roles.ts";
 import { queueApprovalMail } from "./account_mails.ts";
 import { recordAction } from "./audit.ts";
+import { removeSuspendedAccountData, withdrawDataDeletion } from "./deletion_requests.ts";
 
 /** Who acts: the moderator's account and effective role. */
 export interface Moderator {
@@ -296,6 +295,7 @@ export async function unsuspendAccount(ctx: Ctx, moderator: Moderator, id: strin
       .where("id", "=", account.id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    await withdrawDataDeletion(tx, account.id);
     await recordAction(tx, {
       actorId: moderator.account.id,
       action: "unsuspend",
@@ -308,32 +308,17 @@ export async function unsuspendAccount(ctx: Ctx, moderator: Moderator, id: strin
   });
 }
 
-/**
- * Removes a suspended account's data (Mastodon's Admin::AccountDeletionWorker): a local account as
- * its owner's deletion does (signed out, other servers told, a job empties it, the username kept);
- * a remote account's follows and posts by the purge job. 403 unless suspended and not yet emptied.
- */
+/** Removes a suspended account's data now (deletion_requests.ts); 403 unless suspended and not yet emptied. */
 export async function deleteAccountData(ctx: Ctx, moderator: Moderator, id: string | undefined): Promise<void> {
   const account = await accountOf(ctx.db.kysely, id);
   if (!account.suspended_at || account.deleted_at) throw new Forbidden();
-  const entry = {
+  await removeSuspendedAccountData(ctx, account, {
     actorId: moderator.account.id,
     action: "destroy",
-    targetType: "Account" as const,
+    targetType: "Account",
     targetId: account.id,
     humanIdentifier: handleOf(account),
-  };
-  if (account.domain !== null) {
-    await ctx.dispatcher.transaction(async (tx) => {
-      await ctx.jobs.enqueueWith(tx, ACCOUNT_PURGE_JOB, { accountId: account.id });
-      await recordAction(tx, entry);
-    });
-    return;
-  }
-  const user = await localUserOf(ctx.db.kysely, account);
-  // deleteOwnAccount commits its own transaction; the log entry follows it.
-  await deleteOwnAccount(ctx, user, account);
-  await recordAction(ctx.db.kysely, entry);
+  });
 }
 
 /** An account as the admin pages show it: its user and role (local accounts; null for remote ones). */

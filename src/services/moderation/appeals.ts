@@ -22,6 +22,7 @@ import { Forbidden, NotFound, ValidationFailed } from "../../errors.ts";
 import { hasPermission } from "../accounts/roles.ts";
 import { handleOf, type Moderator } from "../admin/accounts.ts";
 import { recordAction } from "../admin/audit.ts";
+import { withdrawDataDeletion } from "../admin/deletion_requests.ts";
 import { loadSettings } from "../instance/settings.ts";
 import type { MailMessage } from "../mail/mailer.ts";
 import { APPEAL_MAX_LENGTH, mayAppeal, REPORT_REASONS, strikeOf, strikeTitle } from "./strikes.ts";
@@ -269,6 +270,7 @@ async function undoStrike(ctx: Ctx, tx: Transaction<Database>, entry: AppealEntr
         .set({ suspended_at: null, updated_at: now })
         .where("id", "=", accountId)
         .execute();
+      await withdrawDataDeletion(tx, accountId);
       // Other servers read the restored profile.
       await ctx.dispatcher.emit(tx, { type: "account.updated", accountId });
       break;

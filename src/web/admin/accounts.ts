@@ -7,6 +7,7 @@
  * Every change is the admin API's service, so it is checked (the moderator's role must outrank
  * the target's), audited and takes effect exactly as from the API.
  */
+import { dataDeletionDue } from "../../services/admin/deletion_requests.ts";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Ctx } from "../../context.ts";
 import type { AccountRow, ReportRow, UserRoleRow, UserRow } from "../../db/schema.ts";
@@ -210,7 +211,7 @@ async function renderAccountList(ctx: Ctx, req: FastifyRequest, reply: FastifyRe
 
 // ---- one account ------------------------------------------------------------------------------
 
-function profileSection(ctx: Ctx, item: AccountWithUser): SafeHtml {
+function profileSection(ctx: Ctx, item: AccountWithUser, deletionDue: Date | null): SafeHtml {
   const { account } = item;
   // Both kinds of bio are HTML already made safe (rendered here or sanitized on arrival); sanitized again to be sure.
   const bio = account.note ? new SafeHtml(sanitizeHtml(account.note)) : "";
@@ -226,7 +227,7 @@ ${bio ? html`<div class="bio">${bio}</div>` : ""}${fields.length ? html`<dl>${fi
 <tr><th scope="row">Followers</th><td>${account.followers_count}</td></tr>
 <tr><th scope="row">Following</th><td>${account.following_count}</td></tr>
 <tr><th scope="row">Joined</th><td>${shortTime(account.created_at)}</td></tr>
-${account.suspended_at ? html`<tr><th scope="row">Suspended</th><td>${shortTime(account.suspended_at)}${account.deleted_at ? html` (data deleted ${shortTime(account.deleted_at)})` : ""}</td></tr>` : ""}
+${account.suspended_at ? html`<tr><th scope="row">Suspended</th><td>${shortTime(account.suspended_at)}${account.deleted_at ? html` (data deleted ${shortTime(account.deleted_at)})` : deletionDue ? html` (its data will be deleted on ${shortTime(deletionDue.toISOString())} unless the suspension is lifted)` : ""}</td></tr>` : ""}
 ${account.silenced_at ? html`<tr><th scope="row">Limited</th><td>${shortTime(account.silenced_at)}</td></tr>` : ""}
 ${account.sensitized_at ? html`<tr><th scope="row">Media marked sensitive</th><td>${shortTime(account.sensitized_at)}</td></tr>` : ""}
 <tr><th scope="row">Profile</th><td>${/^https?:\/\//i.test(profileUrl) ? html`<a href="${profileUrl}">${profileUrl}</a>` : profileUrl}</td></tr>
@@ -315,11 +316,12 @@ async function showAccount(
 ) {
   const account = await accountOf(ctx.db.kysely, id);
   const [item] = await withUsers(ctx, [account]);
-  const [mayAct, strikes, reports, notes] = await Promise.all([
+  const [mayAct, strikes, reports, notes, deletionDue] = await Promise.all([
     mayActOn(ctx.db.kysely, staff.moderator, account),
     strikesOf(ctx, account.id),
     reportsOfAccount(ctx, account.id),
     moderationNotesOf(ctx, account.id, staff.moderator),
+    dataDeletionDue(ctx.db.kysely, account.id),
   ]);
   const handle = atHandle(account);
   return renderAdminPage(ctx, reply, staff, {
@@ -329,7 +331,7 @@ async function showAccount(
     alert: options.alert,
     notices: NOTICES,
     body: html`<nav aria-label="Breadcrumb"><a href="${SECTION}">All accounts</a></nav>
-${profileSection(ctx, item)}
+${profileSection(ctx, item, deletionDue)}
 ${item.user ? userSection(item.user, item.role) : ""}
 ${actionsSection(staff, item, mayAct)}
 ${strikesSection(strikes)}

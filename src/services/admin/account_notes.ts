@@ -15,7 +15,7 @@ import { EVERYONE_ROLE_ID } from "../accounts/roles.ts";
 import { accountOf, roleOfAccount, type Moderator } from "./accounts.ts";
 
 /** The longest note, in characters. */
-export const MODERATION_NOTE_MAX = 500;
+export const MODERATION_NOTE_MAX = 2000;
 
 /** A note with its author's handle, and whether the moderator reading it may delete it. */
 export interface ModerationNote extends AccountModerationNoteRow {

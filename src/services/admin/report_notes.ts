@@ -14,8 +14,8 @@ import { EVERYONE_ROLE_ID, hasPermission, outranks } from "../accounts/roles.ts"
 import { accountOf, roleOfAccount, type Moderator } from "./accounts.ts";
 import { reopenReport, reportOf, resolveReport } from "./reports.ts";
 
-/** The longest note, in characters (Mastodon's ReportNote validation). */
-export const REPORT_NOTE_LIMIT = 500;
+/** The longest note, in characters (Mastodon's ReportNote validation: 2,000). */
+export const REPORT_NOTE_LIMIT = 2000;
 
 export const NOTE_BLANK = "Write something in the note first.";
 export const NOTE_TOO_LONG = `A note can be at most ${REPORT_NOTE_LIMIT} characters long.`;

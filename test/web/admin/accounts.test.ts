@@ -30,7 +30,7 @@ const EXPIRED = "This form has expired. Please go back, reload the page and try 
 const NOT_ALLOWED = "This action is not allowed";
 const NOT_FOUND = "Record not found";
 const BLANK_NOTE = "Validation failed: Content can't be blank";
-const LONG_NOTE = "Validation failed: Content is too long (maximum is 500 characters)";
+const LONG_NOTE = "Validation failed: Content is too long (maximum is 2000 characters)";
 const NO_TYPE = "Choose what to do.";
 const BAD_TYPE = "Validation failed: Type is not included in the list";
 
@@ -588,11 +588,11 @@ describe("admin: accounts", () => {
       const blank = await modBrowser.submit(page, `${LIST}/${id}/notes`, { content: "   " });
       assert.equal(blank.statusCode, 422);
       assert.equal(alertOf(blank.body), BLANK_NOTE);
-      const long = await modBrowser.submit(page, `${LIST}/${id}/notes`, { content: "é".repeat(501) });
+      const long = await modBrowser.submit(page, `${LIST}/${id}/notes`, { content: "é".repeat(2001) });
       assert.equal(long.statusCode, 422);
       assert.equal(alertOf(long.body), LONG_NOTE);
-      assert.equal(findForm(long.body, `${LIST}/${id}/notes`).fields.content, "é".repeat(501));
-      const fits = await modBrowser.submit(page, `${LIST}/${id}/notes`, { content: "é".repeat(500) });
+      assert.equal(findForm(long.body, `${LIST}/${id}/notes`).fields.content, "é".repeat(2001));
+      const fits = await modBrowser.submit(page, `${LIST}/${id}/notes`, { content: "é".repeat(2000) });
       assert.equal(fits.statusCode, 303);
       const notes = await db()
         .selectFrom("account_moderation_notes")

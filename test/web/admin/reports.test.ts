@@ -29,7 +29,7 @@ import { describeStaffOnly, staffBrowser } from "./kit.ts";
 const QUEUE = "/admin/reports";
 const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const NOTE_BLANK = "Write something in the note first.";
-const NOTE_TOO_LONG = "A note can be at most 500 characters long.";
+const NOTE_TOO_LONG = "A note can be at most 2000 characters long.";
 const NOT_FOUND = "Record not found";
 const NOT_ALLOWED = "This action is not allowed";
 
@@ -453,7 +453,7 @@ describe("admin: reports", () => {
       const form = findForm(page.body, `${QUEUE}/${id}/notes`);
       assert.match(
         form.html,
-        /<label for="content">New note<\/label><textarea id="content" name="content" rows="4" maxlength="500" required/,
+        /<label for="content">New note<\/label><textarea id="content" name="content" rows="4" maxlength="2000" required/,
       );
       assert.match(form.html, /name="follow_up" value="resolve"[^>]*>Add note and resolve</);
       const first = await browser.submit(page, `${QUEUE}/${id}/notes`, {
@@ -510,13 +510,13 @@ describe("admin: reports", () => {
       const blank = await browser.submit(page, `${QUEUE}/${id}/notes`, { content: "   \n ", follow_up: "resolve" });
       assert.equal(blank.statusCode, 422);
       assert.equal(alertOf(blank.body), NOTE_BLANK);
-      const long = "x".repeat(501);
+      const long = "x".repeat(2001);
       const tooLong = await browser.submit(page, `${QUEUE}/${id}/notes`, { content: long });
       assert.equal(tooLong.statusCode, 422);
       assert.equal(alertOf(tooLong.body), NOTE_TOO_LONG);
       assert.equal(findForm(tooLong.body, `${QUEUE}/${id}/notes`).fields.content, long);
       // Exactly the limit, in characters (not bytes), is fine.
-      const ok = await browser.submit(page, `${QUEUE}/${id}/notes`, { content: "é".repeat(500) });
+      const ok = await browser.submit(page, `${QUEUE}/${id}/notes`, { content: "é".repeat(2000) });
       assert.equal(ok.statusCode, 303);
       assert.equal((await notesOf(id)).length, 1);
       assert.equal((await apiReport(id)).action_taken, false);

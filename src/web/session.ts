@@ -50,7 +50,10 @@ export type { WebUser };
 export async function currentWebUser(ctx: Ctx, req: FastifyRequest): Promise<WebUser | undefined> {
   const value = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   if (!value || value.length > 200) return undefined;
-  return findWebSession(ctx, value);
+  const session = await findWebSession(ctx, value);
+  // Suspended or frozen since signing in: signed out at once, in every process (read on each request).
+  if (session && (session.user.disabled || session.account.suspended_at)) return undefined;
+  return session;
 }
 
 /** The signed-in user, or a redirect to the sign-in page that comes back here. */

@@ -404,6 +404,15 @@ describe("admin accounts API", () => {
       assert.equal(mails.length, 1);
       assert.match(mails[0], /has been suspended/);
       assert.match(mails[0], /Spam\./);
+      const strike = await server.ctx.db.kysely
+        .selectFrom("account_warnings")
+        .select("id")
+        .where("target_account_id", "=", spammer.account.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(
+        mails[0].includes(`/disputes/strikes/${strike.id}`),
+        "the mail links to the strike, where it is appealed",
+      );
       assert.equal((await jobsNamed("account.updated:deliver", spammer.account.id)).length, 1);
 
       assert.deepEqual(

@@ -181,7 +181,7 @@ export async function takeAccountAction(
     }
     // The user is told by e-mail and in the app alike, or not at all (Mastodon's `warnable?`).
     if (user && params.sendEmailNotification !== false) {
-      await queueWarningMail(ctx, tx, user.email, target.username, type, text);
+      await queueWarningMail(ctx, tx, user.email, target.username, type, text, warning.id);
       await ctx.dispatcher.emit(tx, {
         type: "account_warning.created",
         warningId: warning.id,

@@ -44,6 +44,7 @@ export async function queueWarningMail(
   username: string,
   action: string,
   text: string,
+  warningId: string,
 ): Promise<void> {
   const { values } = await loadSettings(tx);
   const acct = `@${username}@${ctx.config.localDomain}`;
@@ -51,7 +52,8 @@ export async function queueWarningMail(
   if (text.trim()) lines.push("", "The moderator's message:", "", text.trim());
   lines.push(
     "",
-    `You can read this warning, and appeal it, in your account's settings: ${ctx.config.baseUrl}/settings`,
+    // A suspended user cannot sign in, but the sign-in page gives them a pass to this page.
+    `You can read this warning, and appeal it, here: ${ctx.config.baseUrl}/disputes/strikes/${warningId}`,
     "",
     `— the moderators of ${values.site_title}`,
   );

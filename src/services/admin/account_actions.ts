@@ -20,6 +20,7 @@ import { queueWarningMail } from "./account_mails.ts";
 import { accountOf, assertOutranks, handleOf, type Moderator } from "./accounts.ts";
 import { recordAction } from "./audit.ts";
 import { requestDataDeletion } from "./deletion_requests.ts";
+import { warningPresetOf } from "./warning_presets.ts";
 
 export const ACTION_TYPES = ["none", "disable", "sensitive", "silence", "suspend"] as const;
 export type AccountActionType = (typeof ACTION_TYPES)[number];
@@ -68,10 +69,7 @@ export async function takeAccountAction(
     (rid) => db.selectFrom("reports").selectAll().where("id", "=", rid).executeTakeFirst(),
     params.reportId,
   );
-  const preset = await byId(
-    (pid) => db.selectFrom("account_warning_presets").selectAll().where("id", "=", pid).executeTakeFirst(),
-    params.warningPresetId,
-  );
+  const preset = params.warningPresetId?.trim() ? await warningPresetOf(ctx, params.warningPresetId.trim()) : undefined;
   await assertOutranks(db, moderator, target);
   const user =
     target.domain === null

@@ -17,15 +17,7 @@ import { sql, type Kysely, type SqlBool } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { isIdLike } from "../../db/ids.ts";
 import { fetchPage, type PageParams } from "../../db/paging.ts";
-import type {
-  AccountRow,
-  AccountWarningPresetRow,
-  AccountWarningRow,
-  Database,
-  ReportRow,
-  UserRoleRow,
-  UserRow,
-} from "../../db/schema.ts";
+import type { AccountRow, AccountWarningRow, Database, ReportRow, UserRoleRow, UserRow } from "../../db/schema.ts";
 import { BadRequest, Forbidden, NotFound } from "../../errors.ts";
 import { EVERYONE_ROLE_ID, hasPermission } from "../accounts/roles.ts";
 import { queueApprovalMail } from "./account_mails.ts";
@@ -402,9 +394,4 @@ export async function reportsOfAccount(ctx: Ctx, id: string, limit = 20): Promis
     againstCount: await count("target_account_id"),
     byCount: await count("account_id"),
   };
-}
-
-/** The warning presets moderators pick from, by title. */
-export function warningPresets(ctx: Ctx): Promise<AccountWarningPresetRow[]> {
-  return ctx.db.kysely.selectFrom("account_warning_presets").selectAll().orderBy("title").orderBy("id").execute();
 }

@@ -21,6 +21,7 @@ export type AuditTarget =
   | "CanonicalEmailBlock"
   | "Status"
   | "AccountWarning"
+  | "AccountWarningPreset"
   | "Appeal"
   | "Announcement"
   | "CustomEmoji"

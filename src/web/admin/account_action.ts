@@ -12,8 +12,10 @@ import type { AccountRow, ReportRow } from "../../db/schema.ts";
 import { Unprocessable } from "../../errors.ts";
 import { toStringParam } from "../../api/params.ts";
 import { takeAccountAction, type AccountActionType } from "../../services/admin/account_actions.ts";
-import { accountOf, warningPresets } from "../../services/admin/accounts.ts";
+import { hasPermission } from "../../services/accounts/roles.ts";
+import { accountOf } from "../../services/admin/accounts.ts";
 import { reportOf } from "../../services/admin/reports.ts";
+import { listWarningPresets } from "../../services/admin/warning_presets.ts";
 import { html } from "../html.ts";
 import { accountPath, atHandle, clipped, plural } from "./display.ts";
 import {
@@ -94,7 +96,7 @@ export default async function adminAccountActionRoutes(app: FastifyInstance, ctx
   ) {
     const report = draft.reportId ? await reportOf(ctx, draft.reportId) : undefined;
     const reporter = report ? await accountOf(ctx.db.kysely, report.account_id) : undefined;
-    const presets = await warningPresets(ctx);
+    const presets = await listWarningPresets(ctx);
     const local = account.domain === null;
     const handle = atHandle(account);
     const radios = actionsFor(account).map(
@@ -112,7 +114,9 @@ export default async function adminAccountActionRoutes(app: FastifyInstance, ctx
       : "";
     const presetSelect = presets.length
       ? html`<label for="warning_preset_id">Warning preset</label><select id="warning_preset_id" name="warning_preset_id"><option value="">None</option>${presets.map((p) => html`<option value="${p.id}"${selected(p.id === draft.warningPresetId)}>${[p.title, clipped(p.text, 60)].filter(Boolean).join(" – ")}</option>`)}</select>`
-      : "";
+      : hasPermission(staff.role, "manage_settings")
+        ? html`<p class="muted">No warning presets yet: <a href="/admin/warning_presets">write presets</a> for the warnings you give often.</p>`
+        : "";
     const textHint = [
       presets.length ? "added after the preset's text" : "",
       "kept with the strike",

@@ -50,6 +50,9 @@ const SENTENCES: Record<string, string> = {
   "remove_avatar:User": "{who} removed the profile picture of {target}",
   "remove_header:User": "{who} removed the header image of {target}",
   "create:AccountWarning": "{who} warned {target}",
+  "create:AccountWarningPreset": "{who} added the warning preset {target}",
+  "update:AccountWarningPreset": "{who} changed the warning preset {target}",
+  "destroy:AccountWarningPreset": "{who} removed the warning preset {target}",
   "approve:Appeal": "{who} granted the appeal of {target}",
   "reject:Appeal": "{who} turned down the appeal of {target}",
   // Reports.
@@ -161,6 +164,7 @@ function targetName(entry: AdminActionLogRow): string {
       return `#${name}`;
     case "Announcement":
     case "Rule":
+    case "AccountWarningPreset":
       // Long readable names (an announcement's or a rule's text) cut to a line.
       return `“${clipped(name, 80)}”`;
     default:

@@ -27,6 +27,7 @@ export const ADMIN_SECTIONS = [
   { path: "/admin/email_domain_blocks", label: "E-mail domain blocks", permission: "manage_blocks" },
   { path: "/admin/ip_blocks", label: "IP blocks", permission: "manage_blocks" },
   { path: "/admin/rules", label: "Server rules", permission: "manage_rules" },
+  { path: "/admin/warning_presets", label: "Warning presets", permission: "manage_settings" },
   { path: "/admin/settings", label: "Server settings", permission: "manage_settings" },
   { path: "/admin/announcements", label: "Announcements", permission: "manage_announcements" },
   { path: "/admin/action_logs", label: "Audit log", permission: "view_audit_log" },

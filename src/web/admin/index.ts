@@ -25,6 +25,7 @@ import adminRuleRoutes from "./rules.ts";
 import adminSettingsRoutes from "./settings.ts";
 import adminAnnouncementRoutes from "./announcements.ts";
 import adminActionLogRoutes from "./action_logs.ts";
+import adminWarningPresetRoutes from "./warning_presets.ts";
 
 type AdminModule = (app: FastifyInstance, ctx: Ctx) => Promise<void>;
 
@@ -44,6 +45,7 @@ const SECTIONS: AdminModule[] = [
   adminSettingsRoutes,
   adminAnnouncementRoutes,
   adminActionLogRoutes,
+  adminWarningPresetRoutes,
 ];
 
 export default async function adminRoutes(app: FastifyInstance, ctx: Ctx) {

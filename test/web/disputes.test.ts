@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { alertOf, Browser, cookieSetBy, decodeEntities, findForm, findForms } from "../browser.ts";
 import { createTestServer, createUser, postStatus, request, tokenFor, type TestServer, type TestUser } from "../kit.ts";
+import { EXPIRED } from "./admin/kit.ts";
 
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const TAKEN = "You have already appealed this decision.";
 const TOO_LATE = "It is too late to appeal this decision: appeals are possible for 20 days.";
 const BLANK = "Please write why the decision should be reconsidered.";

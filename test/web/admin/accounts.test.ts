@@ -23,10 +23,9 @@ import {
   type TestServer,
   type TestUser,
 } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 const LIST = "/admin/accounts";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const NOT_ALLOWED = "This action is not allowed";
 const NOT_FOUND = "Record not found";
 const BLANK_NOTE = "Validation failed: Content can't be blank";

@@ -11,7 +11,7 @@ import { allAnnouncements, createAnnouncement } from "../../../src/services/anno
 import { alertOf, type Browser } from "../../browser.ts";
 import { createTestServer, createUser, get, type TestServer, type TestUser } from "../../kit.ts";
 import { listen, WsClient } from "../../streaming_clients.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 interface AnnouncementJson {
   id: string;
@@ -22,7 +22,6 @@ interface AnnouncementJson {
   published_at: string;
 }
 
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const SECTION = "/admin/announcements";
 
 /** A `datetime-local` value (UTC) `minutes` from now. */

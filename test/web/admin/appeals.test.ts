@@ -11,10 +11,9 @@ import { after, before, describe, test } from "node:test";
 import { alertOf, findForms, type Browser } from "../../browser.ts";
 import { createTestServer, createUser, request, tokenFor, type TestServer, type TestUser } from "../../kit.ts";
 import { appealStrike } from "../../../src/services/moderation/appeals.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 const LIST = "/admin/disputes/appeals";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const DECIDED = "This appeal has already been decided.";
 
 describe("admin: appeals", () => {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { alertOf, findForm, type Browser } from "../../browser.ts";
 import { createRemoteAccount, createTestServer, request, tokenFor, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 interface Allow {
   id: string;
@@ -17,7 +17,6 @@ interface Allow {
 }
 
 const LIST = "/admin/domain_allows";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const OFF = /Limited federation mode \(LIMITED_FEDERATION_MODE\) is off/;
 const ON = /This server runs in limited federation mode \(LIMITED_FEDERATION_MODE\)/;
 

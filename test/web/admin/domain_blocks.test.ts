@@ -19,7 +19,7 @@ import {
   type TestServer,
   type TestUser,
 } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 interface Block {
   id: string;
@@ -33,7 +33,6 @@ interface Block {
 }
 
 const LIST = "/admin/domain_blocks";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const BLANK = "Validation failed: Domain can't be blank";
 const INVALID = "Validation failed: Domain is not a valid domain name";
 const BAD_SEVERITY = "Validation failed: Severity is not included in the list";

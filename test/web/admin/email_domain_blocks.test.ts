@@ -11,7 +11,7 @@ import { alertOf, findForm, type Browser } from "../../browser.ts";
 import { canonicalEmailHash } from "../../../src/services/admin/canonical_email_blocks.ts";
 import { emailDomainBlockMatching } from "../../../src/services/admin/email_domain_blocks.ts";
 import { createTestServer, request, TEST_MAIL_DOMAINS, tokenFor, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 interface Block {
   id: string;
@@ -20,7 +20,6 @@ interface Block {
 
 const LIST = "/admin/email_domain_blocks";
 const ADDRESSES = "/admin/canonical_email_blocks";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 
 describe("admin: e-mail domain blocks", () => {
   let server: TestServer;

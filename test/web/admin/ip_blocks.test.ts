@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { alertOf, findForm, type Browser } from "../../browser.ts";
 import { createTestServer, request, tokenFor, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 interface IpBlock {
   id: string;
@@ -20,7 +20,6 @@ interface IpBlock {
 }
 
 const LIST = "/admin/ip_blocks";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const DAY_MS = 86_400_000;
 
 describe("admin: IP blocks", () => {

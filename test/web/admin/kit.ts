@@ -8,6 +8,9 @@ import { describe, test } from "node:test";
 import { alertOf, Browser } from "../../browser.ts";
 import { createUser, type TestServer, type TestUser } from "../../kit.ts";
 
+/** What a form posted without its page's CSRF token answers (a 422 page). */
+export const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
+
 let counter = 0;
 
 /** A user of `role` (or none) and a browser signed in as them. */

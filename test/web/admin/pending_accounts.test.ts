@@ -10,10 +10,9 @@ import { after, before, describe, test } from "node:test";
 import { newId } from "../../../src/db/ids.ts";
 import { alertOf, findForm, locationOf, type Browser } from "../../browser.ts";
 import { createTestServer, createUser, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 const PAGE = "/admin/pending_accounts";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 
 describe("admin: pending sign-ups", () => {
   let server: TestServer;

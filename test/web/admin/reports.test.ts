@@ -24,10 +24,9 @@ import {
   type TestServer,
   type TestUser,
 } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 const QUEUE = "/admin/reports";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const NOTE_BLANK = "Write something in the note first.";
 const NOTE_TOO_LONG = "A note can be at most 2000 characters long.";
 const NOT_FOUND = "Record not found";

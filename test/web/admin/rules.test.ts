@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { saveSetting } from "../../../src/services/instance/settings.ts";
 import { alertOf, type Browser } from "../../browser.ts";
 import { createTestServer, createUser, get, request, tokenFor, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 interface RuleJson {
   id: string;
@@ -19,7 +19,6 @@ interface RuleJson {
 
 const BLANK = "The rule was not added: Text can't be blank.";
 const TOO_LONG = "The rule was not added: Text is too long (maximum is 300 characters).";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const CHANGED = "The rules were changed in the meantime. Please check them and try again.";
 
 const STARTING_RULES = [

@@ -10,10 +10,9 @@ import { DEFAULT_SETTINGS, loadSettings, saveSetting } from "../../../src/servic
 import type { InstanceSettings } from "../../../src/db/schema.ts";
 import { alertOf, findForm, type Browser } from "../../browser.ts";
 import { createTestServer, get, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 const NOT_SAVED = "Nothing was saved: please correct the settings marked below.";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 
 interface InstanceV2 {
   title: string;

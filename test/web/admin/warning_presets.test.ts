@@ -9,12 +9,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { alertOf, findForm, type Browser } from "../../browser.ts";
 import { createTestServer, createUser, request, tokenFor, type TestServer, type TestUser } from "../../kit.ts";
-import { describeStaffOnly, staffBrowser } from "./kit.ts";
+import { describeStaffOnly, EXPIRED, staffBrowser } from "./kit.ts";
 
 const LIST = "/admin/warning_presets";
 const BLANK_ADDED = "The preset was not added: Text can't be blank.";
 const BLANK_SAVED = "The preset was not saved: Text can't be blank.";
-const EXPIRED = "This form has expired. Please go back, reload the page and try again.";
 const NOT_FOUND = "Record not found";
 const NO_PRESETS_LINK = /No warning presets yet: <a href="\/admin\/warning_presets">write presets<\/a>/;
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { FastifyBaseLogger } from "fastify";
-import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Db } from "../db/connect.ts";
 import { newId } from "../db/ids.ts";
 import { prepared } from "../db/prepared.ts";
@@ -93,30 +93,49 @@ function processExists(pid: number): boolean {
   }
 }
 
-/** SQLite's claim statements, by the number of job names they may claim. */
-const sqliteClaims = new Map<number, string>();
-
 /**
- * The claim on SQLite: the first due job of `names` that is not locked, has attempts left and is
- * not behind an earlier job with its ordering key, locked for this worker. Parameters: the lock's
- * end, the worker, the names, then the time twice.
+ * The claim: the first due job of `names` that is not locked, has attempts left and is not behind
+ * an earlier job with its ordering key, locked until `until` for `worker`. With `ids` (PostgreSQL's
+ * page of waiting jobs) only among those, skipping rows another worker is claiming.
  */
-function sqliteClaim(names: number): string {
-  let text = sqliteClaims.get(names);
-  if (!text) {
-    text = `update "jobs" set "locked_until" = ?, "locked_by" = ?, "attempts" = "attempts" + 1
-      where "id" = (select "id" from "jobs"
-        where "name" in (${Array.from({ length: names }, () => "?").join(", ")})
-          and "failed_at" is null and "attempts" < "max_attempts" and "run_at" <= ?
-          and ("locked_until" is null or "locked_until" < ?)
-          and ("jobs"."ordering_key" is null or not exists (select 1 from "jobs" as "earlier"
-            where "earlier"."ordering_key" = "jobs"."ordering_key" and "earlier"."id" < "jobs"."id"
-              and "earlier"."failed_at" is null))
-        order by "run_at", "id" limit 1)
-      returning *`;
-    sqliteClaims.set(names, text);
-  }
-  return text;
+function claimStatement(
+  db: Kysely<Database>,
+  claim: { names: string[]; now: string; until: string; worker: string; ids?: string[] },
+) {
+  let candidate = db
+    .selectFrom("jobs")
+    .select("id")
+    .where("name", "in", claim.names)
+    .where("failed_at", "is", null)
+    // A job whose every attempt was cut short (its worker died) is not run again; failExhausted() records it.
+    .whereRef("attempts", "<", "max_attempts")
+    .where("run_at", "<=", claim.now)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", claim.now)]))
+    // Behind an earlier job with the same ordering key that has not finished or failed: not yet.
+    .where((eb) =>
+      eb.or([
+        eb("jobs.ordering_key", "is", null),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("jobs as earlier")
+              .select(sql`1`.as("one"))
+              .whereRef("earlier.ordering_key", "=", "jobs.ordering_key")
+              .whereRef("earlier.id", "<", "jobs.id")
+              .where("earlier.failed_at", "is", null),
+          ),
+        ),
+      ]),
+    )
+    .orderBy("run_at")
+    .orderBy("id")
+    .limit(1);
+  if (claim.ids) candidate = candidate.where("id", "in", claim.ids).forUpdate().skipLocked();
+  return db
+    .updateTable("jobs")
+    .set((eb) => ({ locked_until: claim.until, locked_by: claim.worker, attempts: eb("attempts", "+", 1) }))
+    .where("id", "=", candidate)
+    .returningAll();
 }
 
 /** The database's time `agoMs` ago: heartbeats are written and judged by one clock whatever the hosts' clocks say. */
@@ -306,71 +325,48 @@ export class JobQueue {
   }
 
   /**
-   * SQLite's claim: the statement #claimAmong builds, written out once per number of names. It
-   * runs for every job, and building it with Kysely cost more than running it (~110 µs against
-   * ~80 µs), a tenth of the CPU an inbound activity takes.
+   * SQLite's claim: built once per number of names (db/prepared.ts). It runs for every job, and
+   * building it with Kysely cost more than running it (~110 µs against ~80 µs), a tenth of the CPU
+   * an inbound activity takes.
    */
   async #claimOnSqlite(names: string[], now: Date, leaseMs: number): Promise<JobRow | undefined> {
+    const db = this.#db.kysely;
     const nowIso = now.toISOString();
-    const { rows } = await this.#db.kysely.executeQuery<JobRow>(
-      CompiledQuery.raw(sqliteClaim(names.length), [
-        new Date(now.getTime() + leaseMs).toISOString(),
-        this.#workerId,
-        ...names,
-        nowIso,
-        nowIso,
-      ]),
+    const values: Record<string, unknown> = {
+      now: nowIso,
+      until: new Date(now.getTime() + leaseMs).toISOString(),
+      worker: this.#workerId,
+    };
+    names.forEach((name, i) => (values[`name${i}`] = name));
+    const statement = prepared<string>(
+      db,
+      `jobs.claim.${names.length}`,
+      (slot) =>
+        claimStatement(db, {
+          names: names.map((_, i) => slot(`name${i}`) as string),
+          now: slot("now") as string,
+          until: slot("until") as string,
+          worker: slot("worker") as string,
+        }),
+      values,
     );
-    const job = rows[0];
-    if (job) this.#active.set(job.name, (this.#active.get(job.name) ?? 0) + 1);
-    return job;
+    return this.#claimed((await db.executeQuery<JobRow>(statement)).rows[0]);
   }
 
   /** Claims the first of `ids` that may run now, if any (PostgreSQL's claim of a page of waiting jobs). */
   async #claimAmong(ids: string[], names: string[], now: Date, leaseMs: number): Promise<JobRow | undefined> {
-    const db = this.#db.kysely;
-    const nowIso = now.toISOString();
-    const candidate = db
-      .selectFrom("jobs")
-      .select("id")
-      .where("id", "in", ids)
-      .where("name", "in", names)
-      .where("failed_at", "is", null)
-      // A job whose every attempt was cut short (its worker died) is not run again; failExhausted() records it.
-      .whereRef("attempts", "<", "max_attempts")
-      .where("run_at", "<=", nowIso)
-      .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<", nowIso)]))
-      // Behind an earlier job with the same ordering key that has not finished or failed: not yet.
-      .where((eb) =>
-        eb.or([
-          eb("jobs.ordering_key", "is", null),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom("jobs as earlier")
-                .select(sql`1`.as("one"))
-                .whereRef("earlier.ordering_key", "=", "jobs.ordering_key")
-                .whereRef("earlier.id", "<", "jobs.id")
-                .where("earlier.failed_at", "is", null),
-            ),
-          ),
-        ]),
-      )
-      .orderBy("run_at")
-      .orderBy("id")
-      .limit(1)
-      .forUpdate()
-      .skipLocked();
-    const job = await db
-      .updateTable("jobs")
-      .set((eb) => ({
-        locked_until: new Date(now.getTime() + leaseMs).toISOString(),
-        locked_by: this.#workerId,
-        attempts: eb("attempts", "+", 1),
-      }))
-      .where("id", "=", candidate)
-      .returningAll()
-      .executeTakeFirst();
+    const statement = claimStatement(this.#db.kysely, {
+      names,
+      now: now.toISOString(),
+      until: new Date(now.getTime() + leaseMs).toISOString(),
+      worker: this.#workerId,
+      ids,
+    });
+    return this.#claimed(await statement.executeTakeFirst());
+  }
+
+  /** Counts a claimed job as running. */
+  #claimed(job: JobRow | undefined): JobRow | undefined {
     if (job) this.#active.set(job.name, (this.#active.get(job.name) ?? 0) + 1);
     return job;
   }

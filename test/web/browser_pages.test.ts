@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import sharp from "sharp";
 import { Browser } from "../browser.ts";
+import { CHROMIUM, SKIP } from "../chromium.ts";
 import { saveSetting } from "../../src/services/instance/settings.ts";
 import {
   createTestServer,
@@ -121,8 +122,6 @@ describe("pages for browsers outside the API", () => {
   });
 });
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(existsSync);
-
 interface Layout {
   viewportWidth: number;
   viewportHeight: number;
@@ -231,15 +230,18 @@ describe("the OAuth consent page in a 500×600 pop-up", () => {
     assert.match(shortWindow, /main\.popup ul\.scopes\{max-height:30vh;overflow-y:auto/);
   });
 
-  const skip = !CHROMIUM && "no Chromium here";
-  test("laid out by Chromium at 500×600, the whole card and its Authorize button are in view", { skip }, async () => {
-    for (const scopes of ["read write follow push", "read write follow push admin:read admin:write", MANY_SCOPES]) {
-      const layout = await layoutInChromium(await consentPage(scopes), 500, 600);
-      assert.deepEqual([layout.viewportWidth, layout.viewportHeight], [500, 600]);
-      const where = `${scopes}: ${JSON.stringify(layout)}`;
-      assert.ok(layout.card.top >= 0 && layout.card.bottom <= layout.viewportHeight, where);
-      assert.ok(layout.card.left >= 0 && layout.card.right <= layout.viewportWidth, where);
-      assert.ok(layout.authorize.bottom <= layout.card.bottom, where);
-    }
-  });
+  test(
+    "laid out by Chromium at 500×600, the whole card and its Authorize button are in view",
+    { skip: SKIP },
+    async () => {
+      for (const scopes of ["read write follow push", "read write follow push admin:read admin:write", MANY_SCOPES]) {
+        const layout = await layoutInChromium(await consentPage(scopes), 500, 600);
+        assert.deepEqual([layout.viewportWidth, layout.viewportHeight], [500, 600]);
+        const where = `${scopes}: ${JSON.stringify(layout)}`;
+        assert.ok(layout.card.top >= 0 && layout.card.bottom <= layout.viewportHeight, where);
+        assert.ok(layout.card.left >= 0 && layout.card.right <= layout.viewportWidth, where);
+        assert.ok(layout.authorize.bottom <= layout.card.bottom, where);
+      }
+    },
+  );
 });

@@ -10,30 +10,20 @@
  * resolves to nothing, so a page that reached outside would fail here.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { after, before, describe, test, type TestContext } from "node:test";
 import sharp from "sharp";
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
+import { launchChromium, openPage, ORIGIN, screenshot, SKIP } from "../chromium.ts";
 import {
   createTestServer,
   postStatus,
   request,
   standardAccounts,
   testImage,
-  TEST_ENGINE,
   type StandardAccounts,
   type TestServer,
 } from "../kit.ts";
 import type { MediaAttachment, Status } from "../types.ts";
-
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(existsSync);
-const SKIP = !CHROMIUM && "no Chromium at /usr/bin/chromium (Debian: apt-get install chromium)";
-
-const ORIGIN = "http://rookery.test";
-const ARTIFACTS = process.env.TEST_ARTIFACTS_DIR || fileURLToPath(new URL("../../test-artifacts/", import.meta.url));
 
 const DISPLAY_NAME = "Alice Liddell";
 const BIO = "Birdwatcher by the old mill. Mostly herons.";
@@ -77,25 +67,9 @@ describe("public pages in Chromium", { skip: SKIP }, () => {
 
   before(async () => {
     server = await createTestServer({ env: { LOCAL_HTTPS: "false" } });
-    assert.equal(server.config.baseUrl, ORIGIN);
-    await server.app.listen({ host: "127.0.0.1", port: 0 });
-    const { port } = server.app.server.address() as AddressInfo;
     a = await standardAccounts(server.ctx);
     await makeContent();
-    mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      timeout: 30_000,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        `--host-resolver-rules=MAP rookery.test 127.0.0.1:${port}, MAP * ~NOTFOUND`,
-      ],
-    });
+    browser = await launchChromium(server);
   });
   after(async () => {
     await browser?.close();
@@ -147,26 +121,18 @@ describe("public pages in Chromium", { skip: SKIP }, () => {
    * keeps a full-page screenshot named `name` (taken before any assertion, so a failure has one).
    */
   async function visit(t: TestContext, name: string, path: string): Promise<Visit> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    const { context, page, problems } = await openPage(browser, { width: 1100, height: 800 });
     t.after(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
     const images: string[] = [];
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(`console: ${message.text()}`);
-    });
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-    page.on("requestfailed", (req) => problems.push(`failed: ${req.url()} ${req.failure()?.errorText}`));
     page.on("response", (res) => {
-      if (res.status() >= 400) problems.push(`answered ${res.status()}: ${res.url()}`);
-      else if (res.request().resourceType() === "image") images.push(res.url());
+      if (res.status() < 400 && res.request().resourceType() === "image") images.push(res.url());
     });
     const response = await page.goto(`${ORIGIN}${path}`, { waitUntil: "load" });
     // Images below the fold are lazy: bring each into view so that all of them load.
     for (const image of await page.locator("img").all()) await image.scrollIntoViewIfNeeded();
     await page.waitForLoadState("networkidle");
     await page.evaluate("window.scrollTo(0, 0)");
-    await page.screenshot({ path: join(ARTIFACTS, `public-${name}-${TEST_ENGINE}.png`), fullPage: true });
+    await screenshot(page, `public-${name}`);
     const csp = response?.headers()["content-security-policy"];
     return { page, status: response?.status(), csp, problems, images };
   }

@@ -7,33 +7,24 @@
  * violation or a failed request. Screenshots of the queue, the report, the action form, the
  * resolved report and the audit log are kept in `test-artifacts/` (or TEST_ARTIFACTS_DIR).
  *
- * As in test/web/public_pages_browser.test.ts, the server is http://rookery.test on an ephemeral
- * port, which Chromium's host resolver maps to; every other host resolves to nothing.
+ * As in test/web/public_pages_browser.test.ts (both set up by test/chromium.ts), the server is
+ * http://rookery.test on an ephemeral port, which Chromium's host resolver maps to; every other
+ * host resolves to nothing.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { KIT_PASSWORD } from "../../browser.ts";
+import { launchChromium, openPage, ORIGIN, screenshot, SKIP } from "../../chromium.ts";
 import {
   createTestServer,
   createUser,
   postStatus,
   request,
   tokenFor,
-  TEST_ENGINE,
   type TestServer,
   type TestUser,
 } from "../../kit.ts";
-
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(existsSync);
-const SKIP = !CHROMIUM && "no Chromium at /usr/bin/chromium (Debian: apt-get install chromium)";
-
-const ORIGIN = "http://rookery.test";
-const ARTIFACTS = process.env.TEST_ARTIFACTS_DIR || fileURLToPath(new URL("../../../test-artifacts/", import.meta.url));
 
 const SPAM = "Cheap followers, 1000 for $5! Visit my profile #deals";
 const COMMENT = "This account posts the same advert under every post of mine.";
@@ -48,13 +39,10 @@ describe("a moderator handles a report in Chromium", { skip: SKIP }, () => {
   let spammer: TestUser;
   let reportId: string;
   /** Console errors, page errors, failed requests and error answers, as they came. */
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   before(async () => {
     server = await createTestServer({ env: { LOCAL_HTTPS: "false" } });
-    assert.equal(server.config.baseUrl, ORIGIN);
-    await server.app.listen({ host: "127.0.0.1", port: 0 });
-    const { port } = server.app.server.address() as AddressInfo;
     moderator = await createUser(server.ctx, "maria", { role: "Moderator" });
     spammer = await createUser(server.ctx, "spammer");
     const reporter = await createUser(server.ctx, "rosa");
@@ -66,30 +54,8 @@ describe("a moderator handles a report in Chromium", { skip: SKIP }, () => {
     assert.equal(res.statusCode, 200, res.body);
     reportId = (res.json() as { id: string }).id;
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      timeout: 30_000,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        `--host-resolver-rules=MAP rookery.test 127.0.0.1:${port}, MAP * ~NOTFOUND`,
-      ],
-    });
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    page = await context.newPage();
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(`console: ${message.text()}`);
-    });
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-    page.on("requestfailed", (req) => problems.push(`failed: ${req.url()} ${req.failure()?.errorText}`));
-    page.on("response", (r) => {
-      if (r.status() >= 400) problems.push(`answered ${r.status()}: ${r.url()}`);
-    });
+    browser = await launchChromium(server);
+    ({ context, page, problems } = await openPage(browser, { width: 1200, height: 900 }));
   });
   after(async () => {
     await context?.close();
@@ -97,8 +63,7 @@ describe("a moderator handles a report in Chromium", { skip: SKIP }, () => {
     await server?.close();
   });
 
-  const shot = (name: string) =>
-    page.screenshot({ path: join(ARTIFACTS, `admin-${name}-${TEST_ENGINE}.png`), fullPage: true });
+  const shot = (name: string) => screenshot(page, `admin-${name}`);
 
   /** The path and query the browser is on. */
   const where = () => {

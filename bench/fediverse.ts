@@ -1,8 +1,6 @@
 /**
- * A loopback fediverse for bench/federation.ts, in the benchmark's own process:
- * - a throwaway CA and one leaf certificate for every host name (openssl, as
- *   test/federation/two_servers.ts makes them), and a TLS front that forwards to Rookery's plain
- *   HTTP port (Rookery speaks plain HTTP; in production a proxy terminates TLS);
+ * A loopback fediverse for bench/federation.ts, in the benchmark's own process, under the
+ * certificate of test/federation/pki.ts (whose TLS front also carries the traffic to Rookery):
  * - one HTTPS server answering, by Host header, for remote servers with actors (actor documents,
  *   WebFinger, an empty featured collection, inboxes that accept Follows with an Accept, as
  *   Mastodon does for an unlocked account) and for "sink" servers, whose inboxes check nothing,
@@ -19,9 +17,6 @@ import { Pool } from "undici";
 import type { Pki } from "../test/federation/pki.ts";
 
 export const AS_PUBLIC = "https://www.w3.org/ns/activitystreams#Public";
-
-// ---------------------------------------------------------------------------------------------
-// Certificates and the TLS front
 
 // ---------------------------------------------------------------------------------------------
 // Keys and signatures

@@ -37,7 +37,7 @@ import {
 } from "../kit.ts";
 import type { MediaAttachment, Status } from "../types.ts";
 import { activity, nextId, startFakeRemote, type FakeActor, type FakeRemote } from "./fake_remote.ts";
-import { makePki, tlsFront, type Pki } from "./two_servers.ts";
+import { makePki, tlsFront, type Pki } from "./pki.ts";
 
 const FANS = ["fan1.example", "fan2.example", "fan3.example", "fan4.example", "fan5.example"];
 const FAKE_HOSTS = ["mastodon.example", "akkoma.example", ...FANS];

@@ -1,6 +1,6 @@
 /**
  * A fake fediverse for replaying activities into a Rookery under test: one HTTPS server (on one
- * loopback port, with the certificate of two_servers.ts `makePki`) that answers for several host
+ * loopback port, with the certificate of pki.ts `makePki`) that answers for several host
  * names — mastodon.example, gts.example, misskey.example, akkoma.example, evil.example, … — by the
  * Host header. Each host serves, from memory, its actors' documents (the fixtures of
  * fixtures/*_actor.json with their origin rewritten to `https://HOST:PORT` and a fresh RSA key),

@@ -47,7 +47,7 @@ import {
   type FakeActor,
   type FakeRemote,
 } from "./fake_remote.ts";
-import { makePki, tlsFront, type Pki } from "./two_servers.ts";
+import { makePki, tlsFront, type Pki } from "./pki.ts";
 
 /** Hosts the fake fediverse answers for on 127.0.0.1. */
 const FAKE_HOSTS = [

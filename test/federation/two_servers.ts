@@ -6,15 +6,12 @@
  * outbound agent (the same SSRF rules as in production, only loopback allowed). Job workers run,
  * so deliveries and received activities flow as they would between two machines.
  */
-import { rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import tls from "node:tls";
 import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import assert from "node:assert/strict";
 import { createTestServer, eventually, request, type TestServer, type TestUser } from "../kit.ts";
-import { makePki, tlsFront, type Pki } from "./pki.ts";
-
-export { makePki, tlsFront, type Pki };
+import { makePki, removePki, tlsFront } from "./pki.ts";
 
 export interface Peer {
   server: TestServer;
@@ -68,7 +65,7 @@ export async function startPeers(
     async close() {
       for (const peer of peers) await peer.server.close();
       for (const front of fronts) await new Promise((resolve) => front.close(resolve));
-      rmSync(pki.dir, { recursive: true, force: true });
+      removePki(pki);
     },
   };
 }

@@ -44,6 +44,7 @@ import { reportNotes } from "./migrations/0046_report_notes.ts";
 import { accountModerationNotes } from "./migrations/0047_account_moderation_notes.ts";
 import { appeals } from "./migrations/0048_appeals.ts";
 import { accountDeletionRequests } from "./migrations/0049_account_deletion_requests.ts";
+import { moderationIndexes } from "./migrations/0050_moderation_indexes.ts";
 import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
@@ -95,6 +96,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   accountModerationNotes,
   appeals,
   accountDeletionRequests,
+  moderationIndexes,
 ];
 
 /**

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { CompiledQuery, sql, type LogEvent } from "kysely";
 import type { Ctx } from "../../src/context.ts";
-import { newId } from "../../src/db/ids.ts";
+import { idForTime, newId } from "../../src/db/ids.ts";
 import { JobQueue } from "../../src/jobs/queue.ts";
 import type { AccountRow } from "../../src/db/schema.ts";
 import { refreshStatistics } from "../../src/db/statistics.ts";
@@ -43,6 +43,34 @@ import { failAbandonedMedia } from "../../src/services/media/timed.ts";
 import { removeCachedRemoteMedia } from "../../src/services/media/remote.ts";
 import { pruneRemoteProfileImages } from "../../src/services/media/remote_profiles.ts";
 import { publicRepliesOf } from "../../src/services/statuses/remote.ts";
+import {
+  listAccounts,
+  reportsOfAccount,
+  roleOfAccount,
+  strikesOf as adminStrikesOf,
+  withUsers,
+  type AccountFilter,
+  type Moderator,
+} from "../../src/services/admin/accounts.ts";
+import { auditLog, auditLogActors, reportHistory } from "../../src/services/admin/audit.ts";
+import { listCanonicalEmailBlocks } from "../../src/services/admin/canonical_email_blocks.ts";
+import { processDataDeletions } from "../../src/services/admin/deletion_requests.ts";
+import { listDomainAllows } from "../../src/services/admin/domain_allows.ts";
+import { listDomainBlocks } from "../../src/services/admin/domain_blocks.ts";
+import { listEmailDomainBlocks, withHistories } from "../../src/services/admin/email_domain_blocks.ts";
+import { listIpBlocks } from "../../src/services/admin/ip_blocks.ts";
+import { moderationNotesOf } from "../../src/services/admin/account_notes.ts";
+import { reportNotes } from "../../src/services/admin/report_notes.ts";
+import { listReports } from "../../src/services/admin/reports.ts";
+import {
+  listProviders,
+  trendingLinksForReview,
+  trendingStatusesForReview,
+  trendingTagsForReview,
+} from "../../src/services/admin/trends_review.ts";
+import { listWarningPresets } from "../../src/services/admin/warning_presets.ts";
+import { listAppeals } from "../../src/services/moderation/appeals.ts";
+import { strikesOf } from "../../src/services/moderation/strikes.ts";
 import { createTestServer, TEST_ENGINE, type TestServer } from "../kit.ts";
 import { disableAutovacuum, reportTableCounters } from "./pg_statistics.ts";
 
@@ -76,6 +104,22 @@ const LARGE = new Set([
   "notification_requests",
   "custom_filters",
   "custom_filter_keywords",
+  "users",
+  "web_sessions",
+  "reports",
+  "report_notes",
+  "account_moderation_notes",
+  "account_warnings",
+  "appeals",
+  "admin_action_logs",
+  "account_deletion_requests",
+  "domain_blocks",
+  "domain_allows",
+  "email_domain_blocks",
+  "email_domain_block_attempts",
+  "ip_blocks",
+  "canonical_email_blocks",
+  "preview_card_providers",
 ]);
 
 async function insertChunked(
@@ -105,7 +149,8 @@ async function insertChunked(
     | "notifications"
     | "notification_requests"
     | "custom_filters"
-    | "custom_filter_keywords",
+    | "custom_filter_keywords"
+    | Moderated,
   rows: Array<Record<string, unknown>>,
 ) {
   for (let i = 0; i < rows.length; i += 400) {
@@ -406,6 +451,342 @@ async function seed(
   return { accounts: rows, statusIds, listId, tagIds };
 }
 
+/** The moderation tables `seedModeration` fills. */
+type Moderated =
+  | "user_roles"
+  | "users"
+  | "web_sessions"
+  | "reports"
+  | "report_notes"
+  | "account_moderation_notes"
+  | "account_warnings"
+  | "account_warning_presets"
+  | "appeals"
+  | "admin_action_logs"
+  | "account_deletion_requests"
+  | "domain_blocks"
+  | "domain_allows"
+  | "email_domain_blocks"
+  | "email_domain_block_attempts"
+  | "ip_blocks"
+  | "canonical_email_blocks"
+  | "preview_card_providers";
+
+/** What the moderation cases read by. */
+interface ModerationData {
+  /** The local account of the moderator who wrote most of the log (an Admin). */
+  moderator: AccountRow;
+  /** A remote account reported and warned a thousand times, with fifty notes. */
+  spammer: AccountRow;
+  /** A moderator with two hundred entries in the log. */
+  quietModerator: AccountRow;
+  /** An entry in the middle of the log. */
+  middleLogId: string;
+  /** A local account that filed a thousand reports. */
+  reporter: AccountRow;
+  /** A report with a hundred notes and thirty entries in the log. */
+  reportId: string;
+  /** A custom role held by three hundred users. */
+  helperRoleId: string;
+}
+
+/**
+ * What the admin pages list, in numbers a busy server's moderators see: users for the local
+ * accounts (pending, disabled, staff and a custom role among them, each with a browser session)
+ * and 6,000 more local accounts with plain users; suspended, silenced and sensitized accounts;
+ * 3,000 reports (one in ten waiting, a thousand against one account and a thousand by one), 3,000
+ * entries of the audit log, 3,000 strikes, 1,500 appeals (one in ten waiting), 2,000 notes of each
+ * kind, and a thousand or more of each block list and of deletion requests.
+ */
+async function seedModeration(ctx: Ctx, accounts: AccountRow[]): Promise<ModerationData> {
+  const now = Date.now();
+  const stamp = new Date(now).toISOString();
+  /** Decisions and requests a minute apart, over the last few days. */
+  const at = (i: number) => new Date(now - (5000 - i) * 60_000).toISOString();
+  const range = <T>(count: number, make: (i: number) => T) => Array.from({ length: count }, (_, i) => make(i));
+  const local = accounts.filter((a) => a.domain === null);
+  // The busy account and the viewer keep plain users: the other cases read as them.
+  const plain = new Set([accounts[0].id, accounts[ACCOUNTS - 1].id]);
+  // Members who only make the users table the size of a server's: older than every other account,
+  // approved, no role, each with a session.
+  const members = range(6000, (i) => ({
+    id: idForTime(new Date(now - 20_000_000 + i)),
+    username: `member${i}`,
+    domain: null,
+    uri: `https://rookery.test/users/member${i}`,
+    created_at: stamp,
+    updated_at: stamp,
+  }));
+  await insertChunked(ctx, "accounts", members);
+  const helperRoleId = newId();
+  await insertChunked(ctx, "user_roles", [
+    { id: helperRoleId, name: "Helper", permissions: 0, position: 5, created_at: stamp, updated_at: stamp },
+  ]);
+  const userIds = local.map(() => newId());
+  const ipOf = (i: number) => `10.0.${i >> 8}.${i & 255}`;
+  await insertChunked(
+    ctx,
+    "users",
+    local.map((account, i) => {
+      const special = !plain.has(account.id);
+      return {
+        id: userIds[i],
+        account_id: account.id,
+        email: `${account.username}@mail${i % 5}.example`,
+        // Staff: an owner, three admins, ten moderators; three hundred helpers.
+        role_id: i === 1 ? "3" : i < 5 ? "2" : i < 15 ? "1" : i >= 400 && i < 700 ? helperRoleId : null,
+        confirmed_at: stamp,
+        approved: !(special && i % 6 === 5),
+        disabled: special && i % 6 === 4,
+        sign_up_ip: ipOf(i),
+        created_at: stamp,
+        updated_at: stamp,
+      };
+    }),
+  );
+  await insertChunked(
+    ctx,
+    "web_sessions",
+    local.map((_, i) => ({
+      id: newId(),
+      session_digest: `digest-${i}`,
+      user_id: userIds[i],
+      // Each user signs in from the next user's sign-up address.
+      ip: ipOf(i + 1),
+      created_at: stamp,
+      last_seen_at: stamp,
+    })),
+  );
+  const memberUserIds = members.map(() => newId());
+  await insertChunked(
+    ctx,
+    "users",
+    members.map((member, i) => ({
+      id: memberUserIds[i],
+      account_id: member.id,
+      email: `${member.username}@mail.example`,
+      confirmed_at: stamp,
+      sign_up_ip: `10.1.${i >> 8}.${i & 255}`,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "web_sessions",
+    members.map((_, i) => ({
+      id: newId(),
+      session_digest: `member-${i}`,
+      user_id: memberUserIds[i],
+      ip: `10.1.${i >> 8}.${i & 255}`,
+      created_at: stamp,
+      last_seen_at: stamp,
+    })),
+  );
+  // Marked accounts, away from the ones the other cases list.
+  const mark = async (column: "suspended_at" | "silenced_at" | "sensitized_at", from: number, count: number) => {
+    await ctx.db.kysely
+      .updateTable("accounts")
+      .set({ [column]: stamp })
+      .where(
+        "id",
+        "in",
+        accounts.slice(from, from + count).map((a) => a.id),
+      )
+      .execute();
+  };
+  // 135 suspended accounts, 90 of them remote.
+  await mark("suspended_at", 2100, 135);
+  await mark("silenced_at", 2250, 80);
+  await mark("sensitized_at", 2330, 30);
+  await insertChunked(
+    ctx,
+    "account_deletion_requests",
+    // Requests of the last few days (none due yet), more of them than there are suspended accounts here.
+    accounts.slice(300, 2300).map((a, i) => ({ account_id: a.id, created_at: at(i) })),
+  );
+
+  const moderator = local[2];
+  const moderators = local.slice(1, 15);
+  const spammer = accounts[7];
+  const reporter = local[3];
+  const someone = (i: number) => accounts[1 + ((i * 13) % (ACCOUNTS - 2))];
+  const reportIds = range(3000, () => newId());
+  await insertChunked(
+    ctx,
+    "reports",
+    range(3000, (i) => ({
+      id: reportIds[i],
+      account_id: i % 3 === 1 ? reporter.id : someone(i).id,
+      target_account_id: i % 3 === 0 ? spammer.id : someone(i + 1).id,
+      comment: `report ${i}`,
+      category: i % 4 === 0 ? "spam" : "other",
+      action_taken_at: i % 10 === 9 ? null : at(i),
+      action_taken_by_account_id: i % 10 === 9 ? null : moderator.id,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  const reportId = reportIds[2999];
+  await insertChunked(
+    ctx,
+    "report_notes",
+    range(2000, (i) => ({
+      id: newId(),
+      report_id: i < 100 ? reportId : reportIds[i],
+      account_id: moderators[i % moderators.length].id,
+      content: `note ${i}`,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "account_moderation_notes",
+    range(2000, (i) => ({
+      id: newId(),
+      account_id: moderators[i % moderators.length].id,
+      target_account_id: i < 50 ? spammer.id : someone(i).id,
+      content: `note ${i}`,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  const warningIds = range(3000, () => newId());
+  await insertChunked(
+    ctx,
+    "account_warnings",
+    range(3000, (i) => ({
+      id: warningIds[i],
+      account_id: moderators[i % moderators.length].id,
+      target_account_id: i % 3 === 0 ? spammer.id : someone(i).id,
+      action: i % 2 ? "none" : "silence",
+      text: `warning ${i}`,
+      report_id: reportIds[i],
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "account_warning_presets",
+    range(50, (i) => ({
+      id: newId(),
+      title: `preset ${i % 7}`,
+      text: `text ${i}`,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  // An appeal of every other strike: one in ten waiting, the rest decided either way.
+  await insertChunked(
+    ctx,
+    "appeals",
+    range(1500, (i) => ({
+      id: newId(),
+      account_id: i % 3 === 0 ? spammer.id : someone(2 * i).id,
+      account_warning_id: warningIds[2 * i],
+      text: `appeal ${i}`,
+      approved_at: i % 10 < 5 ? at(i) : null,
+      approved_by_account_id: i % 10 < 5 ? moderator.id : null,
+      rejected_at: i % 10 >= 5 && i % 10 < 9 ? at(i) : null,
+      rejected_by_account_id: i % 10 >= 5 && i % 10 < 9 ? moderator.id : null,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  // The log: half of it by one moderator; the spammer and the last report among its targets.
+  const targets = [
+    () => ({ target_type: "Account", target_id: spammer.id, human_identifier: handle(spammer) }),
+    (i: number) => ({ target_type: "Report", target_id: reportIds[i], human_identifier: reportIds[i] }),
+    (i: number) => ({ target_type: "Account", target_id: someone(i).id, human_identifier: handle(someone(i)) }),
+    (i: number) => ({ target_type: "DomainBlock", target_id: newId(), human_identifier: `blocked${i}.example` }),
+    (i: number) => ({ target_type: "User", target_id: userIds[i % userIds.length], human_identifier: `user${i}` }),
+  ];
+  const logIds = range(3000, () => newId());
+  await insertChunked(
+    ctx,
+    "admin_action_logs",
+    range(3000, (i) => ({
+      id: logIds[i],
+      account_id: i % 2 ? moderator.id : moderators[i % moderators.length].id,
+      action: i % 2 ? "resolve" : "suspend",
+      ...(i % 100 === 0
+        ? { target_type: "Report", target_id: reportId, human_identifier: reportId }
+        : targets[i % targets.length](i)),
+      created_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "domain_blocks",
+    range(2000, (i) => ({
+      id: newId(),
+      domain: `blocked${i}.example`,
+      severity: ["silence", "suspend", "noop"][i % 3],
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "domain_allows",
+    range(1000, (i) => ({ id: newId(), domain: `allowed${i}.example`, created_at: stamp, updated_at: stamp })),
+  );
+  const emailBlockIds = range(1000, () => newId());
+  await insertChunked(
+    ctx,
+    "email_domain_blocks",
+    range(1000, (i) => ({ id: emailBlockIds[i], domain: `spam${i}.example`, created_at: stamp })),
+  );
+  await insertChunked(
+    ctx,
+    "email_domain_block_attempts",
+    range(2000, (i) => ({ id: newId(), email_domain_block_id: emailBlockIds[i % 50], ip: ipOf(i), created_at: stamp })),
+  );
+  await insertChunked(
+    ctx,
+    "ip_blocks",
+    range(1000, (i) => ({
+      id: newId(),
+      ip: `${ipOf(i)}/32`,
+      severity: "sign_up_block",
+      comment: "",
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "canonical_email_blocks",
+    range(1000, (i) => ({
+      id: newId(),
+      canonical_email_hash: `hash${i}`,
+      reference_account_id: null,
+      created_at: stamp,
+      updated_at: stamp,
+    })),
+  );
+  await insertChunked(
+    ctx,
+    "preview_card_providers",
+    range(1000, (i) => ({ id: newId(), domain: `news${i}.example`, created_at: stamp, updated_at: stamp })),
+  );
+  return {
+    moderator,
+    quietModerator: moderators[4],
+    middleLogId: logIds[1500],
+    spammer,
+    reporter,
+    reportId,
+    helperRoleId,
+  };
+}
+
+/** `account`'s handle as the log names it. */
+const handle = (account: AccountRow) =>
+  account.domain === null ? account.username : `${account.username}@${account.domain}`;
+
 function tagOptions(ids: string[]): TagTimelineOptions {
   const tag = (id: string) => ({
     id,
@@ -423,13 +804,34 @@ interface PlanProblem {
   problem: string;
 }
 
+/** What a case allows beyond the rule, or checks beyond its paged queries. */
+interface PlanOptions {
+  /**
+   * The table a listing of all of it (newest first, unfiltered or kept by most rows) walks in
+   * primary-key order, stopping after the page. SQLite names that walk as it names a full scan
+   * (`SCAN t`); it is accepted for this table, as the outermost loop, with no sort after it.
+   * PostgreSQL's plan is checked as any other (its walk is an Index Scan Backward).
+   */
+  walks?: string;
+  /** Check every SELECT the work ran (lookups of a page's rows by key), not only ordered ones. */
+  every?: boolean;
+  /**
+   * What it sorts is few by nature (the staff, the users seen at one address, the presets admins
+   * wrote): it finds those rows through an index and may sort them. SQLite does not say how many
+   * rows it sorts, so its sorts are let pass here; PostgreSQL's are held to SMALL_SORT, as anywhere.
+   */
+  sortsFew?: boolean;
+}
+
 /** What is wrong with a SQLite plan: a whole large table scanned, or a sort of all matches. */
-function sqliteProblems(details: string[]): string[] {
+function sqliteProblems(details: string[], options: PlanOptions = {}): string[] {
   const problems: string[] = [];
-  for (const detail of details) {
+  for (const [i, detail] of details.entries()) {
     const scan = /^SCAN (\w+)(?: AS \w+)?$/.exec(detail);
-    if (scan && LARGE.has(scan[1])) problems.push(`full scan: ${detail}`);
-    if (/USE TEMP B-TREE FOR (ORDER BY|RIGHT PART OF ORDER BY)/.test(detail)) problems.push(`sort: ${detail}`);
+    const walk = i === 0 && scan?.[1] === options.walks;
+    if (scan && LARGE.has(scan[1]) && !walk) problems.push(`full scan: ${detail}`);
+    if (/USE TEMP B-TREE FOR (ORDER BY|RIGHT PART OF ORDER BY)/.test(detail) && !options.sortsFew)
+      problems.push(`sort: ${detail}`);
   }
   return problems;
 }
@@ -461,6 +863,8 @@ function postgresProblems(plan: unknown): string[] {
 describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   let server: TestServer;
   let data: Awaited<ReturnType<typeof seed>>;
+  let moderation: ModerationData;
+  let staff: Moderator;
   let captured: CompiledQuery[] | undefined;
 
   before(async () => {
@@ -472,6 +876,11 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     // No statistics but the migrations' (of empty tables) until a test asks for them.
     if (server.ctx.db.engine === "postgres") await disableAutovacuum(server.ctx.db);
     data = await seed(server.ctx);
+    moderation = await seedModeration(server.ctx, data.accounts);
+    staff = {
+      account: moderation.moderator,
+      role: (await roleOfAccount(server.ctx.db.kysely, moderation.moderator))!,
+    };
     await refreshTrends(server.ctx);
   });
   after(() => server.close());
@@ -496,14 +905,16 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   }
 
   /** Runs `work` and returns the problems of the plans of the ordered (paged) queries it ran. */
-  async function problemsOf(work: () => Promise<unknown>): Promise<PlanProblem[]> {
+  async function problemsOf(work: () => Promise<unknown>, options: PlanOptions = {}): Promise<PlanProblem[]> {
     captured = [];
     await work();
-    // Paged reads, ordered claims (UPDATE … WHERE id = (SELECT … ORDER BY …)), and the fan-out's INSERT … SELECT statements.
+    // Paged reads (WITH … SELECT among them), ordered claims (UPDATE … WHERE id = (SELECT … ORDER BY …)),
+    // and the fan-out's INSERT … SELECT statements.
     const queries = captured.filter(
       (q) =>
-        (/\border by\b/i.test(q.sql) && /^\s*(select|update)\b/i.test(q.sql)) ||
-        /^\s*insert into \w+ \([^)]*\)\s+select/i.test(q.sql),
+        (/\border by\b/i.test(q.sql) && /^\s*(with|select|update)\b/i.test(q.sql)) ||
+        /^\s*insert into \w+ \([^)]*\)\s+select/i.test(q.sql) ||
+        (options.every && /^\s*(with|select)\b/i.test(q.sql)),
     );
     captured = undefined;
     assert.ok(queries.length > 0, "the service ran no paged query");
@@ -513,7 +924,10 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
         const plan = await server.ctx.db.kysely.executeQuery<{ detail: string }>(
           CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]),
         );
-        for (const problem of sqliteProblems(plan.rows.map((r) => r.detail)))
+        for (const problem of sqliteProblems(
+          plan.rows.map((r) => r.detail),
+          options,
+        ))
           problems.push({ query: query.sql, problem });
       } else {
         const json = await analyzedPlan(query);
@@ -593,7 +1007,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   // A small account the busy one neither blocks nor mutes.
   const viewer = () => data.accounts[ACCOUNTS - 1];
   const busy = () => data.accounts[0];
-  const cases: Array<[string, () => Promise<unknown>]> = [
+  const cases: Array<[string, () => Promise<unknown>, PlanOptions?]> = [
     ["kept copies of remote media to drop", () => removeCachedRemoteMedia(server.ctx, new Date())],
     [
       "kept copies of remote media to drop, page after page",
@@ -788,6 +1202,119 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
     ["notification requests, dismissed", () => requestPage(server.ctx, busy().id, true, PAGE)],
   );
 
+  // Moderation: the admin pages' and API's lists.
+  const accounts = (filter: AccountFilter, options?: PlanOptions): [string, () => Promise<unknown>, PlanOptions?] => [
+    `admin accounts ${JSON.stringify(filter)}`,
+    () => listAccounts(server.ctx, filter, PAGE),
+    options,
+  ];
+  const report = () =>
+    server.ctx.db.kysely
+      .selectFrom("reports")
+      .selectAll()
+      .where("id", "=", moderation.reportId)
+      .executeTakeFirstOrThrow();
+  cases.push(
+    // v2's default: every account, newest first.
+    accounts({}, { walks: "accounts" }),
+    // v1's default: local and active.
+    accounts({ origin: "local", status: "active" }),
+    accounts({ origin: "remote" }, { walks: "accounts" }),
+    accounts({ origin: "remote", status: "active" }, { walks: "accounts" }),
+    accounts({ origin: "local", status: "pending" }),
+    accounts({ status: "pending" }),
+    accounts({ origin: "local", status: "disabled" }),
+    accounts({ status: "disabled" }),
+    accounts({ status: "silenced" }),
+    accounts({ origin: "remote", status: "suspended" }),
+    accounts({ status: "suspended" }),
+    accounts({ status: "sensitized" }),
+    // Staff: the holders of a few roles, fourteen here.
+    accounts({ origin: "local", status: "active", staff: true }, { sortsFew: true }),
+    accounts({ staff: true }, { sortsFew: true }),
+    accounts({ roleIds: ["1", "2"] }, { sortsFew: true }),
+    accounts({ roleIds: ["1"] }),
+    // The users who signed up from an address or signed in from it (two here).
+    accounts({ ip: "10.0.1.44" }, { sortsFew: true }),
+    accounts({ byDomain: "remote3.example" }),
+    // Left out: the username and e-mail (prefix) and display name (substring) filters. They match
+    // text against every account until a page is found, a scan by design (as Mastodon's), and this
+    // file has no way to accept a scan.
+    [
+      "admin accounts, a page of them with their users and roles",
+      async () => withUsers(server.ctx, await listAccounts(server.ctx, { origin: "local" }, { limit: 40 })),
+      { every: true },
+    ],
+    [
+      "admin accounts, the role filter of a role many hold",
+      () => listAccounts(server.ctx, { roleIds: [moderation.helperRoleId] }, PAGE),
+    ],
+    ["an account's reports, against it and by it", () => reportsOfAccount(server.ctx, moderation.spammer.id)],
+    ["an account's reports, by a reporter", () => reportsOfAccount(server.ctx, moderation.reporter.id)],
+    ["an account's strikes (admin page)", () => adminStrikesOf(server.ctx, moderation.spammer.id)],
+    ["reports, unresolved", () => listReports(server.ctx, {}, PAGE)],
+    // Most reports are resolved: the newest of them are the newest reports.
+    ["reports, resolved", () => listReports(server.ctx, { resolved: true }, PAGE), { walks: "reports" }],
+    ["reports, unresolved, older page", () => listReports(server.ctx, {}, { ...PAGE, maxId: moderation.reportId })],
+    ["reports, by one reporter", () => listReports(server.ctx, { accountId: moderation.reporter.id }, PAGE)],
+    [
+      "reports, resolved, against one account",
+      () => listReports(server.ctx, { resolved: true, targetAccountId: moderation.spammer.id }, PAGE),
+    ],
+    ["reports, about local accounts", () => listReports(server.ctx, { targetOrigin: "local" }, PAGE)],
+    [
+      "reports, resolved, about remote accounts",
+      () => listReports(server.ctx, { resolved: true, targetOrigin: "remote" }, PAGE),
+      { walks: "reports" },
+    ],
+    ["a report's history", async () => reportHistory(server.ctx, await report())],
+    ["a report's notes", async () => reportNotes(server.ctx, staff, await report())],
+    ["audit log", () => auditLog(server.ctx, {}, PAGE), { walks: "admin_action_logs" }],
+    [
+      "audit log, older page",
+      () => auditLog(server.ctx, {}, { ...PAGE, maxId: moderation.middleLogId }),
+      { walks: "admin_action_logs" },
+    ],
+    ["audit log, by the busiest moderator", () => auditLog(server.ctx, { actorId: moderation.moderator.id }, PAGE)],
+    [
+      "audit log, by a moderator with two hundred entries",
+      () => auditLog(server.ctx, { actorId: moderation.quietModerator.id }, PAGE),
+    ],
+    [
+      "audit log, of one record",
+      () => auditLog(server.ctx, { targetType: "Report", targetId: moderation.reportId }, PAGE),
+    ],
+    [
+      "audit log, of one account",
+      () => auditLog(server.ctx, { targetType: "Account", targetId: moderation.spammer.id }, PAGE),
+    ],
+    ["audit log, by the target's name", () => auditLog(server.ctx, { targetName: handle(moderation.spammer) }, PAGE)],
+    ["audit log, by a rare target's name", () => auditLog(server.ctx, { targetName: "BLOCKED1003.example" }, PAGE)],
+    ["audit log, the moderators in it", () => auditLogActors(server.ctx), { sortsFew: true, every: true }],
+    ["an account's moderation notes", () => moderationNotesOf(server.ctx, moderation.spammer.id, staff)],
+    ["warning presets", () => listWarningPresets(server.ctx), { sortsFew: true }],
+    ["a user's strikes", () => strikesOf(server.ctx, moderation.spammer.id, PAGE), { every: true }],
+    ["appeals, waiting", () => listAppeals(server.ctx, "pending", PAGE), { every: true }],
+    // Most appeals are decided, either way.
+    ["appeals, approved", () => listAppeals(server.ctx, "approved", PAGE), { walks: "appeals" }],
+    ["appeals, rejected", () => listAppeals(server.ctx, "rejected", PAGE), { walks: "appeals" }],
+    ["appeals, all", () => listAppeals(server.ctx, "all", PAGE), { walks: "appeals" }],
+    ["domain blocks (admin)", () => listDomainBlocks(server.ctx, PAGE), { walks: "domain_blocks" }],
+    ["domain allows", () => listDomainAllows(server.ctx, PAGE), { walks: "domain_allows" }],
+    [
+      "e-mail domain blocks, with their histories",
+      async () => withHistories(server.ctx, await listEmailDomainBlocks(server.ctx, PAGE)),
+      { walks: "email_domain_blocks", every: true },
+    ],
+    ["IP blocks", () => listIpBlocks(server.ctx, PAGE), { walks: "ip_blocks" }],
+    ["canonical e-mail blocks", () => listCanonicalEmailBlocks(server.ctx, PAGE), { walks: "canonical_email_blocks" }],
+    ["link publishers to review", () => listProviders(server.ctx, PAGE), { walks: "preview_card_providers" }],
+    ["trending tags to review", () => trendingTagsForReview(server.ctx, { limit: 10, offset: 0 })],
+    ["trending statuses to review", () => trendingStatusesForReview(server.ctx, viewer(), { limit: 20, offset: 0 })],
+    ["trending links to review", () => trendingLinksForReview(server.ctx, { limit: 10, offset: 0 })],
+    ["suspended accounts' data due for deletion", () => processDataDeletions(server.ctx)],
+  );
+
   const bigList = () =>
     server.ctx.db.kysely.selectFrom("lists").selectAll().where("id", "=", data.listId).executeTakeFirstOrThrow();
   const busyPost = () => data.statusIds[3];
@@ -829,9 +1356,9 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
   ];
 
   const check = (label: string) => {
-    for (const [name, work] of cases) {
+    for (const [name, work, options] of cases) {
       test(`${name}${label}`, async () => {
-        assert.deepEqual(await problemsOf(work), []);
+        assert.deepEqual(await problemsOf(work, options), []);
       });
     }
     for (const [name, work] of searches) {

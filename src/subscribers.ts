@@ -57,7 +57,17 @@ export function subscriberTable(ctx: Ctx): SubscriberTable {
         run: async ({ statusId }) => {
           const entries = await fanOutStatus(ctx, statusId);
           await publishStatus(ctx, statusId, "update");
-          await afterBulkWrite(ctx, entries);
+          await afterBulkWrite(ctx, entries ?? 0);
+        },
+        // Another server's post usually reaches a few feeds here: written with the post.
+        inline: async (tx, { statusId, local }) => {
+          if (local !== false) return false;
+          const entries = await fanOutStatus(ctx, statusId, { db: tx, oneBatch: true });
+          if (entries === undefined) return false;
+          return async () => {
+            await publishStatus(ctx, statusId, "update");
+            await afterBulkWrite(ctx, entries);
+          };
         },
       },
       // Most posts from other servers concern nobody here: no job for them.

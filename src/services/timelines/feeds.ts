@@ -2,9 +2,11 @@
  * Stored home and list feeds, written on posting (fan-out on write). See docs/architecture.md,
  * "Home and list feeds":
  * - a new status goes at once to its author's own feed (in the posting transaction) and, by the
- *   `feeds.fanout` job, to the feeds of local followers, followers of its hashtags and lists that
- *   hold its author, in batches of followers, each batch one INSERT … SELECT applying the rules of
- *   feed_rules.ts; re-running a batch is harmless (the primary key ignores repeats);
+ *   `status.created:feeds` job, to the feeds of local followers, followers of its hashtags and
+ *   lists that hold its author, in batches of followers, each batch one INSERT … SELECT applying
+ *   the rules of feed_rules.ts; re-running a batch is harmless (the primary key ignores repeats).
+ *   Another server's post whose author has less than a batch of followers and of list
+ *   memberships here is written to the feeds in its own transaction instead (no job);
  * - following an account merges its recent statuses (`feeds.merge`), unfollowing (and blocking,
  *   which unfollows) removes them in the same transaction, so the next page is right;
  * - feeds keep `FEED_RETENTION_DAYS` of statuses; older pages are read from `statuses` directly
@@ -52,18 +54,21 @@ export async function addToOwnFeed(tx: Kysely<Database>, status: StatusRow): Pro
 
 /**
  * Runs `write(ids)` for consecutive batches of `FANOUT_BATCH` IDs of `ids` (a query selecting
- * one ID column), in ascending order, so no statement touches more than a batch.
+ * one ID column), in ascending order, so no statement touches more than a batch. With `oneBatch`
+ * it writes nothing and answers false when there is a full batch or more; true once all is written.
  */
 async function inBatches(
   ids: SelectQueryBuilder<Database, keyof Database, { id: string }>,
   write: (batch: string[]) => Promise<void>,
-): Promise<void> {
+  oneBatch = false,
+): Promise<boolean> {
   let after = "-1";
   for (;;) {
     const rows = await ids.where(sql.ref("id"), ">", after).orderBy(sql.ref("id")).limit(FANOUT_BATCH).execute();
-    if (rows.length === 0) return;
+    if (rows.length === 0) return true;
+    if (oneBatch && rows.length === FANOUT_BATCH) return false;
     await write(rows.map((r) => r.id));
-    if (rows.length < FANOUT_BATCH) return;
+    if (rows.length < FANOUT_BATCH) return true;
     after = rows[rows.length - 1]!.id;
   }
 }
@@ -92,9 +97,17 @@ function written(result: QueryResult<unknown>): number {
 /**
  * Writes a status into the feeds of everyone local who follows its author, its hashtags or a list
  * holding its author; returns how many feed entries it wrote.
+ *
+ * With `oneBatch` (a fan-out inside the transaction that stored the status, `db` being that
+ * transaction) it gives up, answering undefined, when its author has a full batch of followers
+ * or of list memberships: that fan-out is a job's. What it wrote until then stays, and the job
+ * writing it again is harmless.
  */
-export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> {
-  const db = ctx.db.kysely;
+export async function fanOutStatus(
+  ctx: Ctx,
+  statusId: string,
+  { db = ctx.db.kysely, oneBatch = false }: { db?: Kysely<Database>; oneBatch?: boolean } = {},
+): Promise<number | undefined> {
   const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
   if (!status || status.deleted_at) return 0;
   const author = await db
@@ -114,7 +127,7 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> 
   type Slot = keyof typeof values | `id${number}`;
   const ids = (batch: string[], slot: (name: Slot) => unknown) => sql.join(batch.map((_, i) => slot(`id${i}`)));
   const withIds = (batch: string[]) => ({ ...values, ...Object.fromEntries(batch.map((id, i) => [`id${i}`, id])) });
-  await inBatches(
+  const followers = await inBatches(
     db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", author.id),
     async (rows) => {
       const batch = padded(rows);
@@ -137,7 +150,9 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> 
       );
       entries += written(await db.executeQuery(insert));
     },
+    oneBatch,
   );
+  if (!followers) return undefined;
 
   // Followers of its hashtags: public original posts of authors who are not silenced.
   if (status.visibility === "public" && !status.reblog_of_id && !author.silenced_at) {
@@ -156,7 +171,7 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> 
     entries += written(await db.executeQuery(insert));
   }
 
-  await inBatches(
+  const lists = await inBatches(
     db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", author.id),
     async (rows) => {
       const batch = padded(rows);
@@ -179,8 +194,9 @@ export async function fanOutStatus(ctx: Ctx, statusId: string): Promise<number> 
       );
       entries += written(await db.executeQuery(insert));
     },
+    oneBatch,
   );
-  return entries;
+  return lists ? entries : undefined;
 }
 
 /**

@@ -22,6 +22,7 @@ import { registerInbox } from "./inbox/inbox.ts";
 import { INSTANCE_ACTOR, INSTANCE_ACTOR_PATH, instanceActorOf, instanceKeyPair } from "./instance_actor.ts";
 import { registerCollections } from "./collections.ts";
 import { registerReplies } from "./replies.ts";
+import { installExpansionOnce } from "./expansion.ts";
 import { DatabaseKvStore } from "./kv.ts";
 import { routeFedifyLogs } from "./logging.ts";
 import { FIRST_KNOCK, loaders } from "./loaders.ts";
@@ -50,6 +51,7 @@ const inboxRetry: RetryPolicy = ({ attempts }) =>
 
 export function buildFederation(ctx: Ctx): Federation<void> {
   void routeFedifyLogs(ctx.log);
+  installExpansionOnce();
   const kv = new DatabaseKvStore(ctx.db);
   const federation = createFederation<void>({
     kv,

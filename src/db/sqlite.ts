@@ -24,14 +24,17 @@ import { normalizeRow } from "./normalize.ts";
  */
 export class NodeSqliteDialect implements Dialect {
   readonly #path: string;
-  constructor(path: string) {
+  readonly #busyTimeoutMs: number;
+  /** `busyTimeoutMs`: how long a statement waits for another process's write lock before it fails. */
+  constructor(path: string, { busyTimeoutMs = BUSY_TIMEOUT_MS }: { busyTimeoutMs?: number } = {}) {
     this.#path = path;
+    this.#busyTimeoutMs = busyTimeoutMs;
   }
   createAdapter() {
     return new SqliteAdapter();
   }
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#path);
+    return new NodeSqliteDriver(this.#path, this.#busyTimeoutMs);
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler();
@@ -41,29 +44,52 @@ export class NodeSqliteDialect implements Dialect {
   }
 }
 
-/** Opens a SQLite file with the pragmas Rookery relies on (WAL, foreign keys, busy timeout). */
+/** How long a statement waits for another process's write lock before it fails. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Opens a SQLite file with the pragmas Rookery relies on (WAL, foreign keys). SQLite's own wait
+ * for a lock another process holds is switched off once the file is open: it sleeps (1, 2, 5,
+ * 10 … ms) with the event loop stopped, so a web process whose worker process was committing
+ * served nothing meanwhile. The connection below waits between tries instead (`#run`).
+ */
 export function openSqliteFile(path: string): DatabaseSync {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const db = new DatabaseSync(path, { readBigInts: true, timeout: 5000 });
+  const db = new DatabaseSync(path, { readBigInts: true, timeout: BUSY_TIMEOUT_MS });
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
-  db.exec("PRAGMA busy_timeout = 5000");
+  db.exec("PRAGMA busy_timeout = 0");
   return db;
 }
 
+/** SQLITE_BUSY, with any of its extended codes: another connection holds the lock. */
+const isBusy = (error: unknown) => ((error as { errcode?: number } | null)?.errcode ?? 0) % 256 === 5;
+
+/**
+ * The pauses between tries of a statement that met a lock, in milliseconds (the last repeats); 0
+ * is a turn of the event loop. Another process's statement holds the lock for tens of
+ * microseconds and its transaction for a millisecond or so: a few quick tries first.
+ */
+const BUSY_PAUSES = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 5, 5, 10];
+
+const pause = (ms: number) =>
+  new Promise<void>((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
+
 class NodeSqliteDriver implements Driver {
   readonly #path: string;
+  readonly #busyTimeoutMs: number;
   #connection: NodeSqliteConnection | undefined;
   #queue: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
 
-  constructor(path: string) {
+  constructor(path: string, busyTimeoutMs: number) {
     this.#path = path;
+    this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   async init(): Promise<void> {
-    this.#connection = new NodeSqliteConnection(openSqliteFile(this.#path));
+    this.#connection = new NodeSqliteConnection(openSqliteFile(this.#path), this.#busyTimeoutMs);
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -117,10 +143,12 @@ function toSqliteValue(value: unknown): SqliteValue {
 
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
+  readonly #busyTimeoutMs: number;
   readonly #statements = new Map<string, StatementSync>();
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, busyTimeoutMs: number) {
     this.#db = db;
+    this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   close(): void {
@@ -141,6 +169,26 @@ class NodeSqliteConnection implements DatabaseConnection {
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const statement = this.#prepare(compiled.sql);
     const parameters = compiled.parameters.map(toSqliteValue);
+    try {
+      return this.#run<R>(statement, parameters);
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+    }
+    // Another process holds the write lock (every explicit transaction begins IMMEDIATE, so this is
+    // a BEGIN or a statement on its own, which did nothing yet): try again after a pause, the event
+    // loop free meanwhile.
+    const deadline = Date.now() + this.#busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      await pause(BUSY_PAUSES[Math.min(attempt, BUSY_PAUSES.length - 1)]!);
+      try {
+        return this.#run<R>(statement, parameters);
+      } catch (error) {
+        if (!isBusy(error) || Date.now() >= deadline) throw error;
+      }
+    }
+  }
+
+  #run<R>(statement: StatementSync, parameters: SqliteValue[]): QueryResult<R> {
     if (statement.columns().length > 0) {
       const rows = statement.all(...parameters) as Record<string, unknown>[];
       return { rows: rows.map((row) => normalizeRow(row) as R) };

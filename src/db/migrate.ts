@@ -45,6 +45,7 @@ import { accountModerationNotes } from "./migrations/0047_account_moderation_not
 import { appeals } from "./migrations/0048_appeals.ts";
 import { accountDeletionRequests } from "./migrations/0049_account_deletion_requests.ts";
 import { moderationIndexes } from "./migrations/0050_moderation_indexes.ts";
+import { bellIndex } from "./migrations/0051_bell_index.ts";
 import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
@@ -97,6 +98,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   appeals,
   accountDeletionRequests,
   moderationIndexes,
+  bellIndex,
 ];
 
 /**

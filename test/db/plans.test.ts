@@ -33,6 +33,7 @@ import { searchAccounts, searchHashtags, searchStatuses } from "../../src/servic
 import { refreshTrends, trendingLinks, trendingStatuses, trendingTags } from "../../src/services/trends/trends.ts";
 import { suggestionsFor } from "../../src/services/accounts/suggestions.ts";
 import { fanOutStatus, feedCutoffId, mergeIntoHome } from "../../src/services/timelines/feeds.ts";
+import { bellRingers } from "../../src/db/queries/relationships.ts";
 import { filtersOf } from "../../src/services/filters/filters.ts";
 import { v1FiltersOf } from "../../src/services/filters/v1.ts";
 import { groupedPage } from "../../src/services/notifications/groups.ts";
@@ -821,11 +822,18 @@ interface PlanOptions {
    * rows it sorts, so its sorts are let pass here; PostgreSQL's are held to SMALL_SORT, as anywhere.
    */
   sortsFew?: boolean;
+  /**
+   * The index the work must read: an index search of another can still read a large part of a
+   * table (the local accounts, a popular account's followers) where this one reads a few rows.
+   */
+  uses?: string;
 }
 
 /** What is wrong with a SQLite plan: a whole large table scanned, or a sort of all matches. */
 function sqliteProblems(details: string[], options: PlanOptions = {}): string[] {
   const problems: string[] = [];
+  if (options.uses && !details.some((detail) => detail.includes(` INDEX ${options.uses} `)))
+    problems.push(`does not read ${options.uses}: ${details.join("; ")}`);
   for (const [i, detail] of details.entries()) {
     const scan = /^SCAN (\w+)(?: AS \w+)?$/.exec(detail);
     const walk = i === 0 && scan?.[1] === options.walks;
@@ -841,10 +849,12 @@ function sqliteProblems(details: string[], options: PlanOptions = {}): string[] 
  * large table, or a sort of many rows — estimated, or really read (estimates without statistics
  * can call a sort of a whole feed one of a single row).
  */
-function postgresProblems(plan: unknown): string[] {
+function postgresProblems(plan: unknown, options: PlanOptions = {}): string[] {
   const problems: string[] = [];
+  const indexes = new Set<string>();
   const walk = (node: Record<string, unknown>) => {
     const type = String(node["Node Type"]);
+    if (node["Index Name"]) indexes.add(String(node["Index Name"]));
     const relation = node["Relation Name"] ? String(node["Relation Name"]) : "";
     if (type === "Seq Scan" && LARGE.has(relation)) problems.push(`sequential scan of ${relation}`);
     // A sort of a handful of rows (a rare hashtag's few posts) is the right plan; a sort of many is not.
@@ -857,6 +867,8 @@ function postgresProblems(plan: unknown): string[] {
     for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
   };
   walk((plan as Array<{ Plan: Record<string, unknown> }>)[0].Plan);
+  if (options.uses && !indexes.has(options.uses))
+    problems.push(`does not read ${options.uses} (reads ${[...indexes].join(", ") || "no index"})`);
   return problems;
 }
 
@@ -931,7 +943,7 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
           problems.push({ query: query.sql, problem });
       } else {
         const json = await analyzedPlan(query);
-        for (const problem of postgresProblems(typeof json === "string" ? JSON.parse(json) : json))
+        for (const problem of postgresProblems(typeof json === "string" ? JSON.parse(json) : json, options))
           problems.push({ query: query.sql, problem });
       }
     }
@@ -1131,6 +1143,16 @@ describe(`query plans of the list queries (${TEST_ENGINE})`, () => {
       async () => listTimeline(server.ctx, await bigList(), { ...PAGE, maxId: feedCutoffId() }),
     ],
     ["fan-out of a post by an account with thousands of followers", () => fanOutStatus(server.ctx, busyPost())],
+    [
+      "bell ringers of an account with thousands of followers",
+      () => bellRingers(server.ctx.db.kysely, busy().id),
+      { every: true, uses: "index_follows_ringing" },
+    ],
+    [
+      "whether anyone rings for an account with thousands of followers",
+      () => bellRingers(server.ctx.db.kysely, busy().id, 1),
+      { every: true, uses: "index_follows_ringing" },
+    ],
     [
       "fan-out of a boost",
       async () => {

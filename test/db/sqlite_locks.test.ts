@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import { Kysely, sql } from "kysely";
+import { Kysely, sql, type Generated } from "kysely";
 import { NodeSqliteDialect, openSqliteFile } from "../../src/db/sqlite.ts";
 
 interface Db {
-  notes: { id: number; body: string };
+  notes: { id: Generated<number>; body: string };
 }
 
 describe("SQLite: waiting for another process's write lock", () => {

@@ -2,7 +2,7 @@
  * The relations between a viewer and a set of accounts, for the Relationship entity: one query per
  * kind of relation, whatever the number of accounts (Mastodon's AccountRelationshipsPresenter).
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database } from "../schema.ts";
 
 /** A follow or pending request of the viewer, with its settings. */
@@ -195,4 +195,29 @@ export async function domainBlockedByViewer(
     .where("accounts.id", "in", ids)
     .execute();
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The local followers of `authorId` who asked to be notified of their posts (the bell), with the
+ * languages they follow them in; at most `limit`. Read from the follows that ring a bell (a
+ * partial index, migration 0051), not from every follower or every local account: a popular
+ * author's post costs the few who ring.
+ */
+export function bellRingers(db: Kysely<Database>, authorId: string, limit?: number) {
+  let query = db
+    .selectFrom("follows")
+    .select(["follows.id", "follows.account_id", "follows.languages"])
+    .where("follows.target_account_id", "=", authorId)
+    // The column itself, as the partial index names it (a bound `true` would not match it).
+    .where(sql<boolean>`follows.notify`)
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom("accounts")
+          .select(sql`1`.as("one"))
+          .whereRef("accounts.id", "=", "follows.account_id")
+          .where("accounts.domain", "is", null),
+      ),
+    );
+  if (limit !== undefined) query = query.limit(limit);
+  return query.execute();
 }

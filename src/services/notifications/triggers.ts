@@ -7,6 +7,7 @@
  * notification in the undoing transaction (db/queries/notifications.ts).
  */
 import type { Ctx } from "../../context.ts";
+import { bellRingers } from "../../db/queries/relationships.ts";
 import type { StatusRow } from "../../db/schema.ts";
 import type { DomainEvent } from "../../events/types.ts";
 import { hasPermission, type Permission } from "../accounts/roles.ts";
@@ -180,15 +181,7 @@ export async function notifyOfNewStatus(ctx: Ctx, statusId: string): Promise<voi
   await notifyMentions(ctx, status, undefined, at);
   const replyToOthers = status.in_reply_to_account_id !== null && status.in_reply_to_account_id !== status.account_id;
   if (replyToOthers || status.visibility === "direct") return;
-  const subscribers = await db
-    .selectFrom("follows")
-    .innerJoin("accounts", "accounts.id", "follows.account_id")
-    .select(["follows.account_id", "follows.languages"])
-    .where("follows.target_account_id", "=", status.account_id)
-    .where("follows.notify", "=", true)
-    .where("accounts.domain", "is", null)
-    .execute();
-  for (const subscriber of subscribers) {
+  for (const subscriber of await bellRingers(db, status.account_id)) {
     const languages = subscriber.languages ? (JSON.parse(subscriber.languages) as string[]) : null;
     if (languages && status.language && !languages.includes(status.language)) continue;
     await notify(ctx, {

@@ -13,6 +13,7 @@ import type { Ctx } from "../../context.ts";
 import { encodeMediaOrder } from "../../db/columns.ts";
 import { idForTime, newId } from "../../db/ids.ts";
 import { kvGet, kvSet } from "../../db/queries/federation_kv.ts";
+import { bellRingers } from "../../db/queries/relationships.ts";
 import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
 import { enqueueRemoteMediaFetch } from "../media/remote.ts";
@@ -245,16 +246,7 @@ async function insertMentions(
  */
 async function mayNotify(tx: Kysely<Database>, authorId: string, mentioned: readonly AccountRow[]): Promise<boolean> {
   if (mentioned.some((account) => account.domain === null)) return true;
-  const bell = await tx
-    .selectFrom("follows")
-    .innerJoin("accounts", "accounts.id", "follows.account_id")
-    .select("follows.id")
-    .where("follows.target_account_id", "=", authorId)
-    .where("follows.notify", "=", true)
-    .where("accounts.domain", "is", null)
-    .limit(1)
-    .executeTakeFirst();
-  return bell !== undefined;
+  return (await bellRingers(tx, authorId, 1)).length > 0;
 }
 
 /** Stores a remote post of `author`; a post already stored (same uri) is returned as it is. */

@@ -113,6 +113,7 @@ Options:
                         ROOKERY_ROLE=worker process, as a production deployment may run them) or
                         after (separate, and for the inbound runs the worker process starts only
                         once every POST is answered: accepting and storing measured apart)
+  --worker-processes N  ROOKERY_ROLE=worker processes with separate or after (default: 1)
   --timeout S           Longest wait for a phase to finish, in seconds (default: 300)
   --data-dir DIR        Where the SQLite database, server logs and profiles go
                         (default: ${DEFAULT_DATA_DIR})
@@ -153,6 +154,8 @@ interface Options {
   stormPosts: number;
   stormRounds: number;
   sinkDelay: number;
+  /** Worker processes beside the web process (--workers separate or after). */
+  workerProcesses: number;
   workers: WorkersMode;
   timeout: number;
   dataDir: string;
@@ -183,6 +186,7 @@ function parseOptions(argv: string[]): Options | "help" {
       "storm-posts": { type: "string", default: "50" },
       "storm-rounds": { type: "string", default: "3" },
       "sink-delay": { type: "string", default: "0" },
+      "worker-processes": { type: "string", default: "1" },
       workers: { type: "string", default: "same" },
       timeout: { type: "string", default: "300" },
       "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
@@ -230,6 +234,7 @@ function parseOptions(argv: string[]): Options | "help" {
     stormPosts: number("storm-posts", values["storm-posts"], 1),
     stormRounds: number("storm-rounds", values["storm-rounds"], 1),
     sinkDelay: number("sink-delay", values["sink-delay"], 0),
+    workerProcesses: number("worker-processes", values["worker-processes"], 1),
     workers: values.workers as WorkersMode,
     timeout: number("timeout", values.timeout, 10),
     dataDir: resolve(values["data-dir"]),
@@ -335,9 +340,9 @@ async function startWorker(dir: string, env: Record<string, string>, logFile: st
   };
 }
 
-/** Rookery's processes: the web one (with the job workers, unless --workers says otherwise) and a worker. */
+/** Rookery's processes: the web one (with the job workers, unless --workers says otherwise) and workers. */
 class Rookery {
-  worker: WorkerProcess | undefined;
+  workers: WorkerProcess[] = [];
   readonly logFiles: string[];
   #starts = 0;
 
@@ -357,27 +362,30 @@ class Rookery {
   }
 
   get pids(): number[] {
-    return [this.web.child.pid!, ...(this.worker ? [this.worker.child.pid!] : [])];
+    return [this.web.child.pid!, ...this.workers.map((worker) => worker.child.pid!)];
   }
 
   /** The process that runs the jobs (deliveries, received activities). */
   get jobsPid(): number {
-    return (this.worker ?? this.web).child.pid!;
+    return (this.workers[0] ?? this.web).child.pid!;
   }
 
-  async startWorker(): Promise<void> {
-    const logFile = join(this.dir, `worker-${++this.#starts}.log`);
-    this.logFiles.push(logFile);
-    this.worker = await startWorker(this.dir, this.env, logFile);
+  /** Starts `count` worker processes. */
+  async startWorkers(count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const logFile = join(this.dir, `worker-${++this.#starts}.log`);
+      this.logFiles.push(logFile);
+      this.workers.push(await startWorker(this.dir, this.env, logFile));
+    }
   }
 
-  async stopWorker(): Promise<void> {
-    await this.worker?.stop();
-    this.worker = undefined;
+  async stopWorkers(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.stop()));
+    this.workers = [];
   }
 
   async stop(): Promise<void> {
-    await this.stopWorker();
+    await this.stopWorkers();
     await this.web.stop();
   }
 }
@@ -747,7 +755,7 @@ async function inbound(
   const prepareSeconds = (performance.now() - preparing) / 1000;
   const retriedBefore = retriedActivities(server.logFiles);
   // --workers after: nothing is stored while the POSTs are answered.
-  if (options.workers === "after") await server.stopWorker();
+  if (options.workers === "after") await server.stopWorkers();
 
   const storedNow = () =>
     count(
@@ -798,7 +806,7 @@ async function inbound(
   if (options.workers === "after") {
     acceptCpu = cpuSince(mark, cpuMark(server, engine));
     say(`[${engine}] starting the worker process`);
-    await server.startWorker();
+    await server.startWorkers(options.workerProcesses);
     storeStart = (Date.now() - firstPost) / 1000;
     storeMark = cpuMark(server, engine);
   }
@@ -1244,7 +1252,7 @@ async function benchmark(options: Options, engine: Engine): Promise<EngineRun> {
     const web = await startServer(dir, options.workers === "same" ? env : { ...env, ROOKERY_ROLE: "web" }, "info");
     server = new Rookery(web, dir, env);
     serverPort = server.port;
-    if (options.workers !== "same") await server.startWorker();
+    if (options.workers !== "same") await server.startWorkers(options.workerProcesses);
     say(
       `[${engine}] server pid ${server.pids.join(" + ")} at ${baseUrl} (plain HTTP on ${server.port}); logs in ${dir}`,
     );
@@ -1275,7 +1283,7 @@ async function benchmark(options: Options, engine: Engine): Promise<EngineRun> {
         run.inbound.push(await inbound(options, engine, server, db, client, run.follows, baseUrl, true, rng));
     }
     // --workers after stops the worker for the inbound runs; the rest needs it.
-    if (options.workers !== "same" && !server.worker) await server.startWorker();
+    if (options.workers !== "same" && server.workers.length === 0) await server.startWorkers(options.workerProcesses);
     if (options.scenarios.has("outbound")) {
       run.outbound.push(
         await outbound(options, engine, server, fediverse, seeded, "first post (new connections)", rng),
@@ -1310,13 +1318,18 @@ async function benchmark(options: Options, engine: Engine): Promise<EngineRun> {
 // Results
 
 const ENGINE_TITLES: Record<Engine, string> = { sqlite: "SQLite", postgres: "PostgreSQL" };
-const WORKERS_TEXT: Record<WorkersMode, string> = {
-  same: "job workers in the server process (2 loops, as `node src/main.ts` starts them)",
-  separate:
-    "job workers in a process of their own (ROOKERY_ROLE=worker, 2 loops) beside the web process (ROOKERY_ROLE=web)",
-  after:
-    "job workers in a process of their own (ROOKERY_ROLE=worker, 2 loops) beside the web process (ROOKERY_ROLE=web); for the inbound runs the worker process was started only once every POST had been answered",
-};
+function workersText(options: Options): string {
+  const processes =
+    options.workerProcesses === 1
+      ? "a process of their own (ROOKERY_ROLE=worker, 2 loops)"
+      : `${options.workerProcesses} processes of their own (ROOKERY_ROLE=worker, 2 loops each)`;
+  if (options.workers === "same")
+    return "job workers in the server process (2 loops, as `node src/main.ts` starts them)";
+  const text = `job workers in ${processes} beside the web process (ROOKERY_ROLE=web)`;
+  return options.workers === "separate"
+    ? text
+    : `${text}; for the inbound runs the workers were started only once every POST had been answered`;
+}
 
 function reproduce(options: Options, engine: Engine): string {
   const flags = [`--engine ${engine}`];
@@ -1334,6 +1347,7 @@ function reproduce(options: Options, engine: Engine): string {
     ["storm-rounds", "stormRounds"],
     ["sink-delay", "sinkDelay"],
     ["workers", "workers"],
+    ["worker-processes", "workerProcesses"],
   ];
   for (const [flag, key] of pairs) if (options[key] !== defaults[key]) flags.push(`--${flag} ${String(options[key])}`);
   if (engine === "postgres")
@@ -1358,7 +1372,7 @@ function section(options: Options, run: EngineRun): string {
       : "";
   lines.push(`- Database: ${run.databaseVersion}${settings}; a fresh database for the run`);
   lines.push(
-    `- Setup: the server at \`https://rookery.test:PORT\` behind a TLS front in the benchmark process; ${WORKERS_TEXT[options.workers]}; LOG_LEVEL=info. ` +
+    `- Setup: the server at \`https://rookery.test:PORT\` behind a TLS front in the benchmark process; ${workersText(options)}; LOG_LEVEL=info. ` +
       `The benchmark process also serves the remote servers and the sink over HTTPS and sends the inbound POSTs, on the same 2 cores.`,
   );
   lines.push(`- Reproduce: \`${reproduce(options, run.engine)}\``);

@@ -9,7 +9,8 @@
  * (`new Date()`, a list whose length varies) is kept from the first run. A list of values is a
  * slot each, and its length part of the key.
  */
-import { CompiledQuery, type Compilable, type Kysely, type RawBuilder } from "kysely";
+import { CompiledQuery, sql, type Compilable, type Kysely, type RawBuilder, type Selectable } from "kysely";
+import type { Database } from "./schema.ts";
 
 const SLOT = Symbol("slot");
 
@@ -63,4 +64,25 @@ export function prepared<S extends string>(
     return values[part.slot as S];
   });
   return CompiledQuery.raw(template.sql, parameters);
+}
+
+/**
+ * The first row of `table` whose `column` equals `value`, all its columns: the lookups by key that
+ * run for every inbound activity (a post or an actor by its URI), built once per table and column.
+ */
+export async function rowWhere<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  column: keyof Database[T] & string,
+  value: unknown,
+): Promise<Selectable<Database[T]> | undefined> {
+  // deno-lint-ignore no-explicit-any
+  const untyped = db as unknown as Kysely<any>;
+  const query = prepared<"value">(
+    db,
+    `row.${table}.${column}`,
+    (slot) => untyped.selectFrom(table).selectAll().where(sql.ref(column), "=", slot("value")).limit(1),
+    { value },
+  );
+  return (await db.executeQuery<Selectable<Database[T]>>(query)).rows[0];
 }

@@ -3,6 +3,7 @@
  * kind of relation, whatever the number of accounts (Mastodon's AccountRelationshipsPresenter).
  */
 import { sql, type Kysely } from "kysely";
+import { prepared } from "../prepared.ts";
 import type { Database } from "../schema.ts";
 
 /** A follow or pending request of the viewer, with its settings. */
@@ -203,21 +204,34 @@ export async function domainBlockedByViewer(
  * partial index, migration 0051), not from every follower or every local account: a popular
  * author's post costs the few who ring.
  */
-export function bellRingers(db: Kysely<Database>, authorId: string, limit?: number) {
-  let query = db
-    .selectFrom("follows")
-    .select(["follows.id", "follows.account_id", "follows.languages"])
-    .where("follows.target_account_id", "=", authorId)
-    // The column itself, as the partial index names it (a bound `true` would not match it).
-    .where(sql<boolean>`follows.notify`)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom("accounts")
-          .select(sql`1`.as("one"))
-          .whereRef("accounts.id", "=", "follows.account_id")
-          .where("accounts.domain", "is", null),
-      ),
-    );
-  if (limit !== undefined) query = query.limit(limit);
-  return query.execute();
+export async function bellRingers(
+  db: Kysely<Database>,
+  authorId: string,
+  limit?: number,
+): Promise<{ id: string; account_id: string; languages: string | null }[]> {
+  // Built once per limit (db/prepared.ts): it runs for every post, local or not.
+  const query = prepared<"author">(
+    db,
+    `follows.bell.${limit ?? "all"}`,
+    (slot) => {
+      let query = db
+        .selectFrom("follows")
+        .select(["follows.id", "follows.account_id", "follows.languages"])
+        .where("follows.target_account_id", "=", slot("author") as string)
+        // The column itself, as the partial index names it (a bound `true` would not match it).
+        .where(sql<boolean>`follows.notify`)
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom("accounts")
+              .select(sql`1`.as("one"))
+              .whereRef("accounts.id", "=", "follows.account_id")
+              .where("accounts.domain", "is", null),
+          ),
+        );
+      if (limit !== undefined) query = query.limit(limit);
+      return query;
+    },
+    { author: authorId },
+  );
+  return (await db.executeQuery<{ id: string; account_id: string; languages: string | null }>(query)).rows;
 }

@@ -8,6 +8,7 @@
 import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { newId } from "../../db/ids.ts";
+import { rowWhere } from "../../db/prepared.ts";
 import type { AccountRow, Database } from "../../db/schema.ts";
 import { ValidationFailed } from "../../errors.ts";
 import { sanitizeHtml } from "../../text/sanitize.ts";
@@ -151,7 +152,7 @@ export async function storeRemoteAccount(ctx: Ctx, data: RemoteAccountData): Pro
 
 /** The account whose actor id is `uri` (local or remote), if this server knows it. */
 export async function accountByUri(ctx: Ctx, uri: string): Promise<AccountRow | undefined> {
-  return ctx.db.kysely.selectFrom("accounts").selectAll().where("uri", "=", uri).executeTakeFirst();
+  return rowWhere(ctx.db.kysely, "accounts", "uri", uri);
 }
 
 /** The remote account whose profile page is `url`, if this server knows it. */

@@ -12,6 +12,7 @@ import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { encodeMediaOrder } from "../../db/columns.ts";
 import { idForTime, newId } from "../../db/ids.ts";
+import { rowWhere } from "../../db/prepared.ts";
 import { kvGet, kvSet } from "../../db/queries/federation_kv.ts";
 import { bellRingers } from "../../db/queries/relationships.ts";
 import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
@@ -150,12 +151,12 @@ export async function wasDeleted(ctx: Ctx, uri: string): Promise<boolean> {
 
 /** The status stored for `uri`, if any. */
 export async function statusByUri(ctx: Ctx, uri: string): Promise<StatusRow | undefined> {
-  return ctx.db.kysely.selectFrom("statuses").selectAll().where("uri", "=", uri).executeTakeFirst();
+  return rowWhere(ctx.db.kysely, "statuses", "uri", uri);
 }
 
 /** The status with this ID, if any. */
 export async function statusById(ctx: Ctx, id: string): Promise<StatusRow | undefined> {
-  return ctx.db.kysely.selectFrom("statuses").selectAll().where("id", "=", id).executeTakeFirst();
+  return rowWhere(ctx.db.kysely, "statuses", "id", id);
 }
 
 /** The status whose page is `url` (when it is not its id), if any. */

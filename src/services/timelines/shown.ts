@@ -3,7 +3,8 @@
  * timelines, its hashtags. Streams announce a new or edited status there, and a deletion must be
  * announced where the status was — read before the deletion takes its feed entries.
  */
-import type { Kysely } from "kysely";
+import type { Compilable, Kysely } from "kysely";
+import { prepared } from "../../db/prepared.ts";
 import type { Database, StatusRow } from "../../db/schema.ts";
 import type { ShownStatus } from "../../events/types.ts";
 
@@ -24,30 +25,76 @@ export async function whereShown(
   return Promise.all(statuses.map((status) => shownOne(db, status, options.mentioned === true)));
 }
 
+/** The statements of shownOne, built once each (db/prepared.ts): they run for every new status. */
+const byStatus = (db: Kysely<Database>, key: string, build: (status: string) => Compilable, statusId: string) =>
+  db.executeQuery<Record<string, string>>(
+    prepared<"status">(db, `shown.${key}`, (slot) => build(slot("status") as string), { status: statusId }),
+  );
+
 async function shownOne(db: Kysely<Database>, status: Shown, withMentioned: boolean): Promise<ShownStatus> {
   const original = status.visibility === "public" && !status.reblog_of_id;
   const [author, tags, homes, lists, mentioned] = await Promise.all([
-    db.selectFrom("accounts").select(["silenced_at", "domain"]).where("id", "=", status.account_id).executeTakeFirst(),
+    db.executeQuery<{ silenced_at: string | null; domain: string | null }>(
+      prepared<"account">(
+        db,
+        "shown.author",
+        (slot) =>
+          db
+            .selectFrom("accounts")
+            .select(["silenced_at", "domain"])
+            .where("id", "=", slot("account") as string),
+        { account: status.account_id },
+      ),
+    ),
     original
-      ? db
-          .selectFrom("statuses_tags")
-          .innerJoin("tags", "tags.id", "statuses_tags.tag_id")
-          .select("tags.name")
-          .where("statuses_tags.status_id", "=", status.id)
-          .execute()
-      : [],
-    db.selectFrom("home_feed_entries").select("account_id").where("status_id", "=", status.id).execute(),
-    db.selectFrom("list_feed_entries").select("list_id").where("status_id", "=", status.id).execute(),
+      ? byStatus(
+          db,
+          "tags",
+          (id) =>
+            db
+              .selectFrom("statuses_tags")
+              .innerJoin("tags", "tags.id", "statuses_tags.tag_id")
+              .select("tags.name")
+              .where("statuses_tags.status_id", "=", id),
+          status.id,
+        )
+      : { rows: [] },
+    byStatus(
+      db,
+      "homes",
+      (id) => db.selectFrom("home_feed_entries").select("account_id").where("status_id", "=", id),
+      status.id,
+    ),
+    byStatus(
+      db,
+      "lists",
+      (id) => db.selectFrom("list_feed_entries").select("list_id").where("status_id", "=", id),
+      status.id,
+    ),
     withMentioned
-      ? db
-          .selectFrom("mentions")
-          .innerJoin("accounts", "accounts.id", "mentions.account_id")
-          .select("mentions.account_id")
-          .where("mentions.status_id", "=", status.id)
-          .where("accounts.domain", "is", null)
-          .execute()
-      : [],
-  ]);
+      ? byStatus(
+          db,
+          "mentioned",
+          (id) =>
+            db
+              .selectFrom("mentions")
+              .innerJoin("accounts", "accounts.id", "mentions.account_id")
+              .select("mentions.account_id")
+              .where("mentions.status_id", "=", id)
+              .where("accounts.domain", "is", null),
+          status.id,
+        )
+      : { rows: [] },
+  ]).then(
+    ([author, tags, homes, lists, mentioned]) =>
+      [
+        author.rows[0],
+        tags.rows as { name: string }[],
+        homes.rows as { account_id: string }[],
+        lists.rows as { list_id: string }[],
+        mentioned.rows as { account_id: string }[],
+      ] as const,
+  );
   const replyToOthers = status.in_reply_to_account_id !== null && status.in_reply_to_account_id !== status.account_id;
   return {
     statusId: status.id,

@@ -46,6 +46,7 @@ import { appeals } from "./migrations/0048_appeals.ts";
 import { accountDeletionRequests } from "./migrations/0049_account_deletion_requests.ts";
 import { moderationIndexes } from "./migrations/0050_moderation_indexes.ts";
 import { bellIndex } from "./migrations/0051_bell_index.ts";
+import { searchSkipsEmpty } from "./migrations/0052_search_skips_empty.ts";
 import { bulkImports } from "./migrations/0039_bulk_imports.ts";
 import type { RookeryMigration } from "./migrations/types.ts";
 import { refreshStatistics } from "./statistics.ts";
@@ -99,6 +100,7 @@ export const MIGRATIONS: readonly RookeryMigration[] = [
   accountDeletionRequests,
   moderationIndexes,
   bellIndex,
+  searchSkipsEmpty,
 ];
 
 /**

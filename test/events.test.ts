@@ -14,7 +14,14 @@ import { storeRemoteStatus } from "../src/services/statuses/remote.ts";
 import { FANOUT_BATCH } from "../src/services/timelines/feeds.ts";
 import { subscriberTable } from "../src/subscribers.ts";
 import { newId } from "../src/db/ids.ts";
-import { createRemoteAccount, createTestServer, createUser, postStatus, type TestServer } from "./kit.ts";
+import {
+  createRemoteAccount,
+  createTestServer,
+  createUser,
+  postStatus,
+  remoteStatusData,
+  type TestServer,
+} from "./kit.ts";
 
 describe("the event dispatcher", () => {
   let server: TestServer;
@@ -51,22 +58,7 @@ describe("the event dispatcher", () => {
   });
 
   const remotePost = (author: AccountRow, n: number, mentioned: AccountRow[] = []) =>
-    storeRemoteStatus(server.ctx, author, {
-      uri: `${author.uri}/statuses/${n}`,
-      url: null,
-      content: "<p>from afar</p>",
-      spoilerText: "",
-      sensitive: false,
-      language: null,
-      visibility: "public",
-      parent: null,
-      mentioned,
-      tags: [],
-      media: [],
-      published: new Date(),
-      editedAt: null,
-      poll: null,
-    });
+    storeRemoteStatus(server.ctx, author, remoteStatusData(`${author.uri}/statuses/${n}`, { mentioned }));
 
   const follow = (accountId: string, targetAccountId: string) => {
     const now = new Date().toISOString();

@@ -71,6 +71,7 @@ import { createLocalUser } from "../src/services/accounts/create.ts";
 import { findRoleByName } from "../src/services/accounts/roles.ts";
 import { insertApplication } from "../src/services/auth/applications.ts";
 import { parentScope, READ_SCOPES, WRITE_SCOPES } from "../src/services/auth/scopes.ts";
+import type { RemoteStatusData } from "../src/services/statuses/remote.ts";
 import { digest, issueAccessToken } from "../src/services/auth/tokens.ts";
 import type { Account, MediaAttachment, Status, Visibility } from "./types.ts";
 import { assembleContext } from "../src/boot.ts";
@@ -239,6 +240,30 @@ export async function createUser(ctx: Ctx, username: string, options: UserOption
     scopes: options.scopes ?? STANDARD_SCOPES,
   });
   return { account: row, user, token: accessToken, username };
+}
+
+/**
+ * What the writer of remote posts is given for a plain public post at `uri` (no media, mentions,
+ * tags or poll, published now); `fields` replaces any of it.
+ */
+export function remoteStatusData(uri: string, fields: Partial<RemoteStatusData> = {}): RemoteStatusData {
+  return {
+    uri,
+    url: null,
+    content: "<p>from afar</p>",
+    spoilerText: "",
+    sensitive: false,
+    language: null,
+    visibility: "public",
+    parent: null,
+    mentioned: [],
+    tags: [],
+    media: [],
+    published: new Date(),
+    editedAt: null,
+    poll: null,
+    ...fields,
+  };
 }
 
 /** A remote account, as federation will store it. */

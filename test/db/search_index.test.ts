@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import { storeRemoteStatus } from "../../src/services/statuses/remote.ts";
-import { createRemoteAccount, createTestServer, createUser, postStatus, TEST_ENGINE, type TestServer } from "../kit.ts";
+import {
+  createRemoteAccount,
+  createTestServer,
+  createUser,
+  postStatus,
+  remoteStatusData,
+  TEST_ENGINE,
+  type TestServer,
+} from "../kit.ts";
 
 describe(
   "the full-text index of statuses skips empty ones",
@@ -45,22 +53,14 @@ describe(
 
     const remotePost = (n: number, spoilerText = "") =>
       createRemoteAccount(server.ctx, `far${n}`, "far.example").then((author) =>
-        storeRemoteStatus(server.ctx, author, {
-          uri: `https://far.example/users/far${n}/statuses/${n}`,
-          url: null,
-          content: "<p>words only in the HTML</p>",
-          spoilerText,
-          sensitive: false,
-          language: null,
-          visibility: "public",
-          parent: null,
-          mentioned: [],
-          tags: [],
-          media: [],
-          published: new Date(),
-          editedAt: null,
-          poll: null,
-        }),
+        storeRemoteStatus(
+          server.ctx,
+          author,
+          remoteStatusData(`https://far.example/users/far${n}/statuses/${n}`, {
+            content: "<p>words only in the HTML</p>",
+            spoilerText,
+          }),
+        ),
       );
 
     test("another server's post writes no index row; one with a content warning does", async () => {

@@ -33,6 +33,7 @@ import {
   errorOf,
   eventually,
   postStatus,
+  remoteStatusData,
   request,
   testImage,
   tokenFor,
@@ -112,30 +113,22 @@ async function remotePost(
   media: Array<{ path: string; type: MediaType; url?: string }>,
 ): Promise<string> {
   const n = ++remoteN;
-  const status = await storeRemoteStatus(server.ctx, author, {
-    uri: `https://files.test/statuses/${n}`,
-    url: null,
-    content: `<p>remote post ${n}</p>`,
-    spoilerText: "",
-    sensitive: false,
-    language: null,
-    visibility: "public",
-    parent: null,
-    mentioned: [],
-    tags: [],
-    media: media.map((m) => ({
-      url: m.url ?? files.url(m.path),
-      type: m.type,
-      description: null,
-      blurhash: null,
-      width: null,
-      height: null,
-      focus: null,
-    })),
-    published: new Date(),
-    editedAt: null,
-    poll: null,
-  });
+  const status = await storeRemoteStatus(
+    server.ctx,
+    author,
+    remoteStatusData(`https://files.test/statuses/${n}`, {
+      content: `<p>remote post ${n}</p>`,
+      media: media.map((m) => ({
+        url: m.url ?? files.url(m.path),
+        type: m.type,
+        description: null,
+        blurhash: null,
+        width: null,
+        height: null,
+        focus: null,
+      })),
+    }),
+  );
   server.ctx.jobs.wake();
   return status.id;
 }

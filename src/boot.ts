@@ -56,6 +56,11 @@ export async function boot(config: Config, options: BootOptions = {}): Promise<C
     db = await openDatabase(config.databaseUrl, {
       onError: (event) =>
         log.debug({ err: event.level === "error" ? event.error : undefined, sql: event.query.sql }, "query failed"),
+      onGroupLost: (error) =>
+        log.error(
+          { err: error },
+          "the job workers' grouped commit failed: their last jobs were rolled back and run again",
+        ),
     });
     if (options.migrate !== false) {
       const applied = await migrateToLatest(db);

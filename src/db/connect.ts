@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, type LogEvent } from "kysely";
 import type { Pool } from "pg";
 import type { Database } from "./schema.ts";
 import { StopReadsForGoneClients } from "./abort.ts";
-import { NodeSqliteDialect } from "./sqlite.ts";
+import { inGroupableWork, NodeSqliteDialect, runGroupable, type GroupCommit } from "./sqlite.ts";
 import type { Engine } from "./migrations/types.ts";
 
 export type { Engine };
@@ -13,6 +13,20 @@ export interface Db {
   engine: Engine;
   /** Number of queries run so far (tests use it to prove batching). */
   readonly queryCount: number;
+  /**
+   * Runs background work (the job loops) whose commits SQLite may group (db/sqlite.ts
+   * `GroupCommit`); on PostgreSQL it just runs it.
+   */
+  groupable<T>(work: () => Promise<T>): Promise<T>;
+  /** Whether the current work is groupable work (on SQLite; never on PostgreSQL). */
+  inGroupable(): boolean;
+  /** Commits grouped work now. */
+  flush(): Promise<void>;
+  /**
+   * Runs `callback` once what was written so far is committed: at once, or after the open group
+   * commits. What other processes are told of a change must wait for it.
+   */
+  afterCommit(callback: () => void): void;
   close(): Promise<void>;
 }
 
@@ -25,7 +39,18 @@ export interface OpenOptions {
   onError?: (event: LogEvent) => void;
   /** Called with every query run (the plan tests read the SQL the services build). */
   onQuery?: (event: LogEvent) => void;
+  /** SQLite only: called when grouped work could not be committed (it was rolled back). */
+  onGroupLost?: (error: unknown) => void;
+  /** SQLite only: how grouped work's commits are grouped (default GROUP_COMMIT). */
+  groupCommit?: Omit<GroupCommit, "onLost">;
 }
+
+/**
+ * SQLite's grouping of background work's commits: a group commits after 5 ms or 100
+ * transactions, and 2 ms pass before the next opens, in which other processes (the web process
+ * enqueuing received activities) take the write lock. Measured in bench/RESULTS.md.
+ */
+export const GROUP_COMMIT = { maxMs: 5, maxTransactions: 100, pauseMs: 2 };
 
 function isoTimestamp(value: string): string {
   return new Date(
@@ -57,13 +82,21 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const plugins = [new StopReadsForGoneClients()];
   if (url.startsWith("sqlite:")) {
     const path = url.slice("sqlite:".length);
-    const kysely = new Kysely<Database>({ dialect: new NodeSqliteDialect(path), log, plugins });
+    const dialect = new NodeSqliteDialect(path, {
+      groupCommit: { ...(options.groupCommit ?? GROUP_COMMIT), onLost: options.onGroupLost ?? (() => {}) },
+    });
+    const kysely = new Kysely<Database>({ dialect, log, plugins });
+    const driver = dialect.driver!;
     return {
       kysely,
       engine: "sqlite",
       get queryCount() {
         return count;
       },
+      groupable: runGroupable,
+      inGroupable: inGroupableWork,
+      flush: () => driver.flush(),
+      afterCommit: (callback) => driver.afterCommit(callback),
       close: () => kysely.destroy(),
     };
   }
@@ -101,6 +134,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     get queryCount() {
       return count;
     },
+    groupable: (work) => work(),
+    inGroupable: () => false,
+    flush: async () => {},
+    afterCommit: (callback) => callback(),
     close: () => kysely.destroy(),
   };
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -25,16 +26,27 @@ import { normalizeRow } from "./normalize.ts";
 export class NodeSqliteDialect implements Dialect {
   readonly #path: string;
   readonly #busyTimeoutMs: number;
-  /** `busyTimeoutMs`: how long a statement waits for another process's write lock before it fails. */
-  constructor(path: string, { busyTimeoutMs = BUSY_TIMEOUT_MS }: { busyTimeoutMs?: number } = {}) {
+  readonly #groupCommit: GroupCommit | undefined;
+  /** The driver made for Kysely (its group commits are flushed and waited for through it). */
+  driver: NodeSqliteDriver | undefined;
+  /**
+   * `busyTimeoutMs`: how long a statement waits for another process's write lock before it fails;
+   * `groupCommit`: how groupable work's commits are grouped (none without it).
+   */
+  constructor(
+    path: string,
+    { busyTimeoutMs = BUSY_TIMEOUT_MS, groupCommit }: { busyTimeoutMs?: number; groupCommit?: GroupCommit } = {},
+  ) {
     this.#path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
+    this.#groupCommit = groupCommit;
   }
   createAdapter() {
     return new SqliteAdapter();
   }
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#path, this.#busyTimeoutMs);
+    this.driver = new NodeSqliteDriver(this.#path, this.#busyTimeoutMs, this.#groupCommit);
+    return this.driver;
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler();
@@ -71,21 +83,67 @@ const isBusy = (error: unknown) => ((error as { errcode?: number } | null)?.errc
  * is a turn of the event loop. Another process's statement holds the lock for tens of
  * microseconds and its transaction for a millisecond or so: a few quick tries first.
  */
-const BUSY_PAUSES = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 5, 5, 10];
+const BUSY_PAUSES = [0, 0, 0, 0, 0, 0, 0, 0, 1];
 
 const pause = (ms: number) =>
   new Promise<void>((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
 
-class NodeSqliteDriver implements Driver {
+/**
+ * Commits in groups: the transactions and statements of background work (the job loops) share one
+ * SQLite transaction, committed when it is `maxMs` old or holds `maxTransactions` of them, when the
+ * loops go idle, and before any other work uses the connection. A commit writes every page its
+ * transaction changed to the write-ahead log, one write call per page: the pages a run of jobs
+ * shares (the jobs table, index pages) are written once a group instead of once a job.
+ */
+export interface GroupCommit {
+  maxMs: number;
+  maxTransactions: number;
+  /**
+   * After a group commits, this long passes before the next one opens (the work in between commits
+   * as it goes): other processes waiting for the write lock get their turn.
+   */
+  pauseMs: number;
+  /** Called when a group could not be committed (its work was rolled back; the jobs in it run again). */
+  onLost: (error: unknown) => void;
+}
+
+/** The async context of work whose commits may be grouped (see GroupCommit). */
+const groupable = new AsyncLocalStorage<boolean>();
+
+/** Whether the current work is groupable (see runGroupable). */
+export const inGroupableWork = (): boolean => groupable.getStore() === true;
+
+/** Runs `work` (and all it starts) as groupable background work. */
+export function runGroupable<T>(work: () => Promise<T>): Promise<T> {
+  return groupable.run(true, work);
+}
+
+/** The open group: since when, how many transactions it holds, what waits for its commit. */
+interface Group {
+  openedAt: number;
+  transactions: number;
+  timer: NodeJS.Timeout;
+  afterCommit: (() => void)[];
+}
+
+const SAVEPOINT = "rookery_grouped";
+
+export class NodeSqliteDriver implements Driver {
   readonly #path: string;
   readonly #busyTimeoutMs: number;
+  readonly #groupCommit: GroupCommit | undefined;
   #connection: NodeSqliteConnection | undefined;
   #queue: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
+  #group: Group | undefined;
+  #nextGroupAt = 0;
+  /** Whether the connection's current holder works inside the group. */
+  #holderGrouped = false;
 
-  constructor(path: string, busyTimeoutMs: number) {
+  constructor(path: string, busyTimeoutMs: number, groupCommit: GroupCommit | undefined) {
     this.#path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
+    this.#groupCommit = groupCommit;
   }
 
   async init(): Promise<void> {
@@ -103,28 +161,121 @@ class NodeSqliteDriver implements Driver {
     this.#queue = new Promise<void>((resolve) => (release = resolve));
     await previous;
     this.#release = release;
-    return this.#connection!;
+    const connection = this.#connection!;
+    const grouped = this.#groupCommit !== undefined && groupable.getStore() === true;
+    try {
+      if (!grouped) await this.#commitGroup();
+      else if (!this.#group && Date.now() >= this.#nextGroupAt) await this.#openGroup(connection);
+    } catch (error) {
+      await this.releaseConnection();
+      throw error;
+    }
+    this.#holderGrouped = grouped && this.#group !== undefined;
+    return connection;
   }
 
   async releaseConnection(): Promise<void> {
+    const group = this.#group;
+    if (group && this.#holderGrouped) {
+      // A failed statement that SQLite answered by rolling back the whole transaction (a full disk).
+      if (!this.#connection!.inTransaction) this.#lose(new Error("SQLite rolled back the grouped transaction"));
+      else if (
+        group.transactions >= this.#groupCommit!.maxTransactions ||
+        Date.now() - group.openedAt >= this.#groupCommit!.maxMs
+      )
+        await this.#commitGroup();
+    }
+    this.#holderGrouped = false;
     const release = this.#release;
     this.#release = undefined;
     release?.();
   }
 
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+  async #openGroup(connection: NodeSqliteConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+    const timer = setTimeout(() => void this.flush(), this.#groupCommit!.maxMs);
+    timer.unref();
+    this.#group = { openedAt: Date.now(), transactions: 0, timer, afterCommit: [] };
+  }
+
+  /** Commits the open group, if any, and runs the callbacks that waited for it. */
+  async #commitGroup(): Promise<void> {
+    const group = this.#group;
+    if (!group) return;
+    try {
+      await this.#connection!.executeQuery(CompiledQuery.raw("commit"));
+    } catch (error) {
+      this.#lose(error);
+      return;
+    }
+    this.#closeGroup(group);
+    // Outside the group: what they write (a signal row) is not grouped work; it waits its turn for
+    // the connection this commit still holds.
+    groupable.exit(() => group.afterCommit.forEach((callback) => callback()));
+  }
+
+  #closeGroup(group: Group): void {
+    clearTimeout(group.timer);
+    this.#group = undefined;
+    this.#nextGroupAt = Date.now() + this.#groupCommit!.pauseMs;
+  }
+
+  /** The open group could not be committed: its work is rolled back and what waited for it is dropped. */
+  #lose(error: unknown): void {
+    const group = this.#group;
+    if (!group) return;
+    this.#closeGroup(group);
+    if (this.#connection!.inTransaction) this.#connection!.rollbackNow();
+    this.#groupCommit!.onLost(error);
+  }
+
+  /** Commits the open group now (the job loops call it when they go idle and when they stop). */
+  async flush(): Promise<void> {
+    if (!this.#group) return;
+    await groupable.exit(async () => {
+      await this.acquireConnection();
+      await this.releaseConnection();
+    });
+  }
+
+  /**
+   * Runs `callback` once what was written so far is committed: at once, or after the open group
+   * commits (dropped if it cannot). What other processes are told (streaming events) must not
+   * reach them before they can read it. The callback must not throw; it may start async work.
+   */
+  afterCommit(callback: () => void): void {
+    if (this.#group) this.#group.afterCommit.push(callback);
+    else callback();
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(
+      CompiledQuery.raw(this.#holderGrouped ? `savepoint ${SAVEPOINT}` : "begin immediate"),
+    );
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("commit"));
+    if (!this.#holderGrouped) {
+      await connection.executeQuery(CompiledQuery.raw("commit"));
+      return;
+    }
+    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    this.#group!.transactions++;
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw("rollback"));
+    if (!this.#holderGrouped) {
+      await connection.executeQuery(CompiledQuery.raw("rollback"));
+      return;
+    }
+    // SQLite may have rolled back the whole transaction already (releaseConnection notices).
+    if (!this.#connection!.inTransaction) return;
+    await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
+    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
   }
 
   async destroy(): Promise<void> {
+    if (this.#group) await this.flush();
     this.#connection?.close();
     this.#connection = undefined;
   }
@@ -154,6 +305,19 @@ class NodeSqliteConnection implements DatabaseConnection {
   close(): void {
     this.#statements.clear();
     this.#db.close();
+  }
+
+  get inTransaction(): boolean {
+    return this.#db.isTransaction;
+  }
+
+  /** Rolls back the open transaction, ignoring a failure (the connection is being given up on). */
+  rollbackNow(): void {
+    try {
+      this.#db.exec("rollback");
+    } catch {
+      // Nothing left to roll back.
+    }
   }
 
   #prepare(sql: string): StatementSync {

@@ -171,5 +171,53 @@ export class RedisBus implements EventBus {
  * announcements) relayed to other processes through the database (see signals.ts).
  */
 export function createBus(redisUrl: string | undefined, log: FastifyBaseLogger, db: Db): EventBus {
-  return redisUrl ? new RedisBus(redisUrl, log) : new SignalRelay(new LocalBus(log), db, log);
+  return new PublishAfterCommit(
+    redisUrl ? new RedisBus(redisUrl, log) : new SignalRelay(new LocalBus(log), db, log),
+    db,
+    log,
+  );
+}
+
+/**
+ * Messages of grouped background work (`Db.groupable`: the job loops, whose commits SQLite groups)
+ * leave once the group is committed (`Db.afterCommit`), since a listener, in another process too,
+ * reads the status or notification a message names. Other publishers' writes are committed already:
+ * their messages leave at once.
+ */
+export class PublishAfterCommit implements EventBus {
+  readonly #bus: EventBus;
+  readonly #db: Db;
+  readonly #log: FastifyBaseLogger;
+  /** Deferred messages being published (close() waits for them). */
+  readonly #sending = new Set<Promise<void>>();
+
+  constructor(bus: EventBus, db: Db, log: FastifyBaseLogger) {
+    this.#bus = bus;
+    this.#db = db;
+    this.#log = log;
+  }
+
+  async publish(channel: string, message: BusMessage): Promise<void> {
+    if (!this.#db.inGroupable()) return this.#bus.publish(channel, message);
+    this.#db.afterCommit(() => {
+      const sending = this.#bus
+        .publish(channel, message)
+        .catch((error: unknown) => this.#log.warn({ err: error, channel }, "could not publish a streaming event"))
+        .finally(() => this.#sending.delete(sending));
+      this.#sending.add(sending);
+    });
+  }
+
+  subscribe(channel: string, listener: Listener): Promise<() => void> {
+    return this.#bus.subscribe(channel, listener);
+  }
+
+  present(channels: readonly string[]): Promise<Set<string>> {
+    return this.#bus.present(channels);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#sending);
+    return this.#bus.close();
+  }
 }

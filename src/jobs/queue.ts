@@ -441,7 +441,11 @@ export class JobQueue {
     try {
       if (!handler) throw new Error(`no handler for job ${job.name}`);
       await handler(JSON.parse(job.payload), job, now, this.#shutdown.signal);
-      await db.deleteFrom("jobs").where("id", "=", job.id).execute();
+      await db.executeQuery(
+        prepared<"id">(db, "jobs.delete", (slot) => db.deleteFrom("jobs").where("id", "=", slot("id") as string), {
+          id: job.id,
+        }),
+      );
       const interval = this.#recurring.get(job.name);
       if (interval !== undefined)
         await this.enqueue(job.name, null, { runAt: new Date(Date.now() + interval), uniqueKey: job.name });

@@ -12,7 +12,7 @@ import type { Kysely } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { encodeMediaOrder } from "../../db/columns.ts";
 import { idForTime, newId } from "../../db/ids.ts";
-import { rowWhere } from "../../db/prepared.ts";
+import { prepared, rowWhere } from "../../db/prepared.ts";
 import { kvGet, kvSet } from "../../db/queries/federation_kv.ts";
 import { bellRingers } from "../../db/queries/relationships.ts";
 import type { AccountRow, Database, MediaType, StatusRow } from "../../db/schema.ts";
@@ -278,34 +278,46 @@ async function insertRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStat
   const parent = data.parent;
   try {
     return await ctx.dispatcher.transaction(async (tx) => {
-      const status = await tx
-        .insertInto("statuses")
-        .values({
-          id,
-          uri: data.uri,
-          url: data.url,
-          account_id: author.id,
-          text: "",
-          content,
-          spoiler_text: cut(data.spoilerText, SPOILER_MAX),
-          sensitive: data.sensitive || data.spoilerText.trim() !== "",
-          visibility: data.visibility,
-          language: data.language,
-          in_reply_to_id: parent?.id ?? null,
-          in_reply_to_account_id: parent?.account_id ?? null,
-          // A reply joins its parent's thread; without the parent, the thread its name says.
-          conversation_id:
-            parent?.conversation_id ??
-            (await conversationForUris(tx, ctx.config.baseUrl, data.conversationUris ?? [], now)) ??
-            newId(),
-          application_id: null,
-          local: false,
-          edited_at: data.editedAt?.toISOString() ?? null,
-          created_at: published.toISOString(),
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const values = {
+        id,
+        uri: data.uri,
+        url: data.url,
+        account_id: author.id,
+        text: "",
+        content,
+        spoiler_text: cut(data.spoilerText, SPOILER_MAX),
+        sensitive: data.sensitive || data.spoilerText.trim() !== "",
+        visibility: data.visibility,
+        language: data.language,
+        in_reply_to_id: parent?.id ?? null,
+        in_reply_to_account_id: parent?.account_id ?? null,
+        // A reply joins its parent's thread; without the parent, the thread its name says.
+        conversation_id:
+          parent?.conversation_id ??
+          (await conversationForUris(tx, ctx.config.baseUrl, data.conversationUris ?? [], now)) ??
+          newId(),
+        application_id: null,
+        local: false,
+        edited_at: data.editedAt?.toISOString() ?? null,
+        created_at: published.toISOString(),
+        updated_at: now,
+      };
+      // Built once (db/prepared.ts): it runs for every post that arrives.
+      const insert = prepared<keyof typeof values>(
+        tx,
+        "statuses.insert.remote",
+        (slot) =>
+          tx
+            .insertInto("statuses")
+            .values(
+              Object.fromEntries(
+                Object.keys(values).map((column) => [column, slot(column as keyof typeof values)]),
+              ) as typeof values,
+            )
+            .returningAll(),
+        values,
+      );
+      const status = (await tx.executeQuery<StatusRow>(insert)).rows[0]!;
       const mediaIds = await insertMedia(ctx, tx, author.id, id, data.media, now);
       await insertMentions(tx, id, data.mentioned, now);
       await tagStatus(tx, id, await upsertTags(tx, data.tags.slice(0, TAGS_MAX)), now);
@@ -321,11 +333,18 @@ async function insertRemoteStatus(ctx: Ctx, author: AccountRow, data: RemoteStat
           : status;
       if (data.visibility === "direct") await addToConversations(tx, ctx.db.engine, row, data.mentioned, false);
       if (data.visibility !== "direct")
-        await tx
-          .updateTable("accounts")
-          .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: now }))
-          .where("id", "=", author.id)
-          .execute();
+        await tx.executeQuery(
+          prepared<"now" | "author">(
+            tx,
+            "accounts.count_remote_status",
+            (slot) =>
+              tx
+                .updateTable("accounts")
+                .set((eb) => ({ statuses_count: eb("statuses_count", "+", 1), last_status_at: slot("now") as string }))
+                .where("id", "=", slot("author") as string),
+            { now, author: author.id },
+          ),
+        );
       if (parent && (data.visibility === "public" || data.visibility === "unlisted"))
         await tx
           .updateTable("statuses")

@@ -9,6 +9,7 @@
  */
 import type { Kysely } from "kysely";
 import { newId, isIdLike } from "../../db/ids.ts";
+import { prepared, rowWhere } from "../../db/prepared.ts";
 import type { Database } from "../../db/schema.ts";
 
 /** Longer names are not kept (an index entry must stay small), nor what is no URI. */
@@ -55,17 +56,40 @@ export async function conversationForUris(
   }
   const foreign = usable.filter((uri) => !uri.startsWith(localPrefix(baseUrl)));
   if (foreign.length === 0) return undefined;
-  const rows = await tx.selectFrom("conversations").select(["id", "uri"]).where("uri", "in", foreign).execute();
+  // These run for every post that arrives: built once each (db/prepared.ts), per number of URIs.
+  const slots = foreign.map((_, i) => `uri${i}`);
+  const known = prepared<string>(
+    tx,
+    `conversations.by_uris.${foreign.length}`,
+    (slot) =>
+      tx
+        .selectFrom("conversations")
+        .select(["id", "uri"])
+        .where(
+          "uri",
+          "in",
+          slots.map((name) => slot(name) as string),
+        ),
+    Object.fromEntries(foreign.map((uri, i) => [slots[i]!, uri])),
+  );
+  const rows = (await tx.executeQuery<{ id: string; uri: string }>(known)).rows;
   for (const uri of foreign) {
     const row = rows.find((r) => r.uri === uri);
     if (row) return row.id;
   }
   const uri = foreign[0]!;
-  await tx
-    .insertInto("conversations")
-    .values({ id: newId(), uri, created_at: now })
-    .onConflict((oc) => oc.column("uri").doNothing())
-    .execute();
-  const row = await tx.selectFrom("conversations").select("id").where("uri", "=", uri).executeTakeFirstOrThrow();
-  return row.id;
+  const values = { id: newId(), uri, created_at: now };
+  await tx.executeQuery(
+    prepared<keyof typeof values>(
+      tx,
+      "conversations.insert",
+      (slot) =>
+        tx
+          .insertInto("conversations")
+          .values({ id: slot("id") as string, uri: slot("uri") as string, created_at: slot("created_at") as string })
+          .onConflict((oc) => oc.column("uri").doNothing()),
+      values,
+    ),
+  );
+  return (await rowWhere(tx, "conversations", "uri", uri))!.id;
 }

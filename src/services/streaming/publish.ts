@@ -12,6 +12,7 @@
  *   user's connections).
  */
 import type { Ctx } from "../../context.ts";
+import { rowWhere } from "../../db/prepared.ts";
 import type { ShownStatus } from "../../events/types.ts";
 import type { BusMessage } from "../../realtime/bus.ts";
 import { whereShown } from "../timelines/shown.ts";
@@ -62,7 +63,7 @@ async function publishPresent(ctx: Ctx, channels: readonly string[], message: Bu
  */
 export async function publishStatus(ctx: Ctx, statusId: string, event: "update" | "status.update"): Promise<void> {
   const db = ctx.db.kysely;
-  const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
+  const status = await rowWhere(db, "statuses", "id", statusId);
   if (!status || status.deleted_at) return;
   const payload: StatusRef = { statusId };
   const [shown] = await whereShown(db, [status]);

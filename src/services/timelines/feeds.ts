@@ -15,7 +15,7 @@
 import { sql, type Kysely, type QueryResult, type SelectQueryBuilder } from "kysely";
 import type { Ctx } from "../../context.ts";
 import { idFloorForTime } from "../../db/ids.ts";
-import { prepared } from "../../db/prepared.ts";
+import { prepared, rowWhere } from "../../db/prepared.ts";
 import type { Database, StatusRow } from "../../db/schema.ts";
 import { homeRules, listColumns, listRules, recentDuplicate, type FeedTable } from "./feed_rules.ts";
 
@@ -53,18 +53,33 @@ export async function addToOwnFeed(tx: Kysely<Database>, status: StatusRow): Pro
 }
 
 /**
- * Runs `write(ids)` for consecutive batches of `FANOUT_BATCH` IDs of `ids` (a query selecting
- * one ID column), in ascending order, so no statement touches more than a batch. With `oneBatch`
- * it writes nothing and answers false when there is a full batch or more; true once all is written.
+ * Runs `write(ids)` for consecutive batches of `FANOUT_BATCH` IDs that `ids(owner)` selects (a
+ * query of one ID column), in ascending order, so no statement touches more than a batch. With
+ * `oneBatch` it writes nothing and answers false when there is a full batch or more; true once all
+ * is written. The batch statement is built once per `key` (db/prepared.ts): a fan-out runs two for
+ * every post.
  */
 async function inBatches(
-  ids: SelectQueryBuilder<Database, keyof Database, { id: string }>,
+  db: Kysely<Database>,
+  key: string,
+  ids: (owner: string) => SelectQueryBuilder<Database, keyof Database, { id: string }>,
+  owner: string | null,
   write: (batch: string[]) => Promise<void>,
   oneBatch = false,
 ): Promise<boolean> {
   let after = "-1";
   for (;;) {
-    const rows = await ids.where(sql.ref("id"), ">", after).orderBy(sql.ref("id")).limit(FANOUT_BATCH).execute();
+    const page = prepared<"owner" | "after">(
+      db,
+      `feeds.batches.${key}`,
+      (slot) =>
+        ids(slot("owner") as string)
+          .where(sql.ref("id"), ">", slot("after"))
+          .orderBy(sql.ref("id"))
+          .limit(FANOUT_BATCH),
+      { owner, after },
+    );
+    const rows = (await db.executeQuery<{ id: string }>(page)).rows;
     if (rows.length === 0) return true;
     if (oneBatch && rows.length === FANOUT_BATCH) return false;
     await write(rows.map((r) => r.id));
@@ -108,13 +123,22 @@ export async function fanOutStatus(
   statusId: string,
   { db = ctx.db.kysely, oneBatch = false }: { db?: Kysely<Database>; oneBatch?: boolean } = {},
 ): Promise<number | undefined> {
-  const status = await db.selectFrom("statuses").selectAll().where("id", "=", statusId).executeTakeFirst();
+  const status = await rowWhere(db, "statuses", "id", statusId);
   if (!status || status.deleted_at) return 0;
-  const author = await db
-    .selectFrom("accounts")
-    .select(["id", "silenced_at", "suspended_at"])
-    .where("id", "=", status.account_id)
-    .executeTakeFirst();
+  const author = (
+    await db.executeQuery<{ id: string; silenced_at: string | null; suspended_at: string | null }>(
+      prepared<"id">(
+        db,
+        "feeds.author",
+        (slot) =>
+          db
+            .selectFrom("accounts")
+            .select(["id", "silenced_at", "suspended_at"])
+            .where("id", "=", slot("id") as string),
+        { id: status.account_id },
+      ),
+    )
+  ).rows[0];
   if (!author || author.suspended_at) return 0;
   let entries = 0;
   // The statements below run for every post, built once each (db/prepared.ts): their rules are long.
@@ -128,7 +152,10 @@ export async function fanOutStatus(
   const ids = (batch: string[], slot: (name: Slot) => unknown) => sql.join(batch.map((_, i) => slot(`id${i}`)));
   const withIds = (batch: string[]) => ({ ...values, ...Object.fromEntries(batch.map((id, i) => [`id${i}`, id])) });
   const followers = await inBatches(
-    db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", author.id),
+    db,
+    "followers",
+    (owner) => db.selectFrom("follows").select("follows.id as id").where("follows.target_account_id", "=", owner),
+    author.id,
     async (rows) => {
       const batch = padded(rows);
       // The batch's follow rows by primary key, the status by primary key, then per-row probes.
@@ -172,7 +199,11 @@ export async function fanOutStatus(
   }
 
   const lists = await inBatches(
-    db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", author.id),
+    db,
+    "list_memberships",
+    (owner) =>
+      db.selectFrom("list_accounts").select("list_accounts.id as id").where("list_accounts.account_id", "=", owner),
+    author.id,
     async (rows) => {
       const batch = padded(rows);
       const insert = prepared<Slot>(
@@ -290,7 +321,10 @@ export async function rebuildHome(ctx: Ctx, accountId: string): Promise<number> 
   let entries = await mergeIntoHome(ctx, accountId, accountId);
   const db = ctx.db.kysely;
   await inBatches(
-    db.selectFrom("follows").select("follows.id as id").where("follows.account_id", "=", accountId),
+    db,
+    "followed",
+    (owner) => db.selectFrom("follows").select("follows.id as id").where("follows.account_id", "=", owner),
+    accountId,
     async (batch) => {
       const targets = await db.selectFrom("follows").select("target_account_id").where("id", "in", batch).execute();
       for (const { target_account_id } of targets) entries += await mergeIntoHome(ctx, accountId, target_account_id);
@@ -309,7 +343,10 @@ export async function rebuildAllFeeds(ctx: Ctx): Promise<number> {
   const db = ctx.db.kysely;
   let count = 0;
   await inBatches(
-    db.selectFrom("accounts").select("accounts.id as id").where("accounts.domain", "is", null),
+    db,
+    "local_accounts",
+    () => db.selectFrom("accounts").select("accounts.id as id").where("accounts.domain", "is", null),
+    null,
     async (batch) => {
       for (const accountId of batch) {
         await ctx.jobs.enqueue("feeds.rebuild", { accountId }, { uniqueKey: `feeds.rebuild:${accountId}` });

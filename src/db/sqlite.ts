@@ -292,10 +292,61 @@ function toSqliteValue(value: unknown): SqliteValue {
   return JSON.stringify(value);
 }
 
+/** A prepared statement, and whether it answers rows (asking SQLite each time cost more than a lookup by key). */
+interface Prepared {
+  statement: StatementSync;
+  returnsRows: boolean;
+}
+
+/**
+ * Where a statement's `LIMIT ?` placeholders are: the SQL around them and their parameters'
+ * positions (null: it has none). SQLite's planner reads the value bound to a LIMIT's parameter, so
+ * binding another value (any value: SQLite does not compare) makes it prepare the whole statement
+ * again on its next run: a tenth of a job worker's CPU went to that. The limit is written into the
+ * SQL instead, a statement per limit (a few per query: the page sizes).
+ */
+interface LimitPlaceholders {
+  parts: string[];
+  parameters: number[];
+}
+
+const NO_LIMITS = null;
+
+/** Finds `LIMIT ?` placeholders, skipping quoted strings and names. */
+export function findLimitPlaceholders(sql: string): LimitPlaceholders | null {
+  const parts: string[] = [];
+  const parameters: number[] = [];
+  let parameter = 0;
+  let start = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const char = sql[i]!;
+    if (char === "'" || char === '"' || char === "`") {
+      const end = sql.indexOf(char, i + 1);
+      if (end < 0) return NO_LIMITS;
+      i = end; // A doubled quote inside is two quoted runs in a row: the same outcome.
+      continue;
+    }
+    if (char !== "?") continue;
+    if (/\blimit\s*$/i.test(sql.slice(Math.max(0, i - 12), i))) {
+      parts.push(sql.slice(start, i));
+      parameters.push(parameter);
+      start = i + 1;
+    }
+    parameter++;
+  }
+  if (parameters.length === 0) return NO_LIMITS;
+  parts.push(sql.slice(start));
+  return { parts, parameters };
+}
+
+const isLimitValue = (value: SqliteValue) =>
+  (typeof value === "number" && Number.isSafeInteger(value)) || typeof value === "bigint";
+
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
   readonly #busyTimeoutMs: number;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements = new Map<string, Prepared>();
+  readonly #limits = new Map<string, LimitPlaceholders | null>();
 
   constructor(db: DatabaseSync, busyTimeoutMs: number) {
     this.#db = db;
@@ -320,19 +371,34 @@ class NodeSqliteConnection implements DatabaseConnection {
     }
   }
 
-  #prepare(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
+  #prepare(sql: string): Prepared {
+    let prepared = this.#statements.get(sql);
+    if (!prepared) {
+      const statement = this.#db.prepare(sql);
+      prepared = { statement, returnsRows: statement.columns().length > 0 };
       if (this.#statements.size > 500) this.#statements.delete(this.#statements.keys().next().value!);
-      this.#statements.set(sql, statement);
+      this.#statements.set(sql, prepared);
     }
-    return statement;
+    return prepared;
+  }
+
+  /** The SQL and parameters to run: limits written into the SQL (see LimitPlaceholders). */
+  #withLimits(sql: string, parameters: SqliteValue[]): [string, SqliteValue[]] {
+    let limits = this.#limits.get(sql);
+    if (limits === undefined) {
+      limits = findLimitPlaceholders(sql);
+      if (this.#limits.size > 500) this.#limits.delete(this.#limits.keys().next().value!);
+      this.#limits.set(sql, limits);
+    }
+    if (!limits || !limits.parameters.every((i) => isLimitValue(parameters[i]!))) return [sql, parameters];
+    let text = limits.parts[0]!;
+    limits.parameters.forEach((i, n) => (text += String(parameters[i]) + limits.parts[n + 1]));
+    return [text, parameters.filter((_, i) => !limits.parameters.includes(i))];
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const statement = this.#prepare(compiled.sql);
-    const parameters = compiled.parameters.map(toSqliteValue);
+    const [sql, parameters] = this.#withLimits(compiled.sql, compiled.parameters.map(toSqliteValue));
+    const statement = this.#prepare(sql);
     try {
       return this.#run<R>(statement, parameters);
     } catch (error) {
@@ -352,8 +418,8 @@ class NodeSqliteConnection implements DatabaseConnection {
     }
   }
 
-  #run<R>(statement: StatementSync, parameters: SqliteValue[]): QueryResult<R> {
-    if (statement.columns().length > 0) {
+  #run<R>({ statement, returnsRows }: Prepared, parameters: SqliteValue[]): QueryResult<R> {
+    if (returnsRows) {
       const rows = statement.all(...parameters) as Record<string, unknown>[];
       return { rows: rows.map((row) => normalizeRow(row) as R) };
     }

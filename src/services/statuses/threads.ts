@@ -33,6 +33,9 @@ export async function remoteConversationUris(
   return new Map(rows.map((row) => [row.id, row.uri]));
 }
 
+/** At most this many of the URIs a remote post names its thread by are looked at. */
+export const THREAD_URIS_MAX = 4;
+
 /**
  * The conversation a remote post naming its thread by `uris` (preferred first) belongs to: ours
  * when a URI is our name of a conversation that exists, else the one a URI was first seen with;
@@ -46,7 +49,10 @@ export async function conversationForUris(
   uris: readonly string[],
   now: string,
 ): Promise<string | undefined> {
-  const usable = [...new Set(uris)].filter((uri) => uri.length <= URI_MAX && URL.canParse(uri));
+  // The first few only: a post may name any number of threads, and each count is a statement.
+  const usable = [...new Set(uris)]
+    .filter((uri) => uri.length <= URI_MAX && URL.canParse(uri))
+    .slice(0, THREAD_URIS_MAX);
   for (const uri of usable) {
     if (!uri.startsWith(localPrefix(baseUrl))) continue;
     const id = uri.slice(localPrefix(baseUrl).length);

@@ -81,7 +81,9 @@ const isBusy = (error: unknown) => ((error as { errcode?: number } | null)?.errc
 /**
  * The pauses between tries of a statement that met a lock, in milliseconds (the last repeats); 0
  * is a turn of the event loop. Another process's statement holds the lock for tens of
- * microseconds and its transaction for a millisecond or so: a few quick tries first.
+ * microseconds, its transaction for a millisecond or so and a worker's grouped commits
+ * (GroupCommit) for a few: a few quick tries first, then one every millisecond, so the lock is
+ * taken soon after it is let go.
  */
 const BUSY_PAUSES = [0, 0, 0, 0, 0, 0, 0, 0, 1];
 
@@ -302,7 +304,7 @@ interface Prepared {
  * Where a statement's `LIMIT ?` placeholders are: the SQL around them and their parameters'
  * positions (null: it has none). SQLite's planner reads the value bound to a LIMIT's parameter, so
  * binding another value (any value: SQLite does not compare) makes it prepare the whole statement
- * again on its next run: a tenth of a job worker's CPU went to that. The limit is written into the
+ * again on its next run: 6 % of a job worker's CPU went to that. The limit is written into the
  * SQL instead, a statement per limit (a few per query: the page sizes).
  */
 interface LimitPlaceholders {
@@ -312,7 +314,7 @@ interface LimitPlaceholders {
 
 const NO_LIMITS = null;
 
-/** Finds `LIMIT ?` placeholders, skipping quoted strings and names. */
+/** Finds `LIMIT ?` placeholders, skipping quoted strings, quoted names and comments. */
 export function findLimitPlaceholders(sql: string): LimitPlaceholders | null {
   const parts: string[] = [];
   const parameters: number[] = [];
@@ -324,6 +326,19 @@ export function findLimitPlaceholders(sql: string): LimitPlaceholders | null {
       const end = sql.indexOf(char, i + 1);
       if (end < 0) return NO_LIMITS;
       i = end; // A doubled quote inside is two quoted runs in a row: the same outcome.
+      continue;
+    }
+    // Comments, whose text may hold a quote or a question mark.
+    if (char === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      if (end < 0) break;
+      i = end;
+      continue;
+    }
+    if (char === "/" && sql[i + 1] === "*") {
+      const end = sql.indexOf("*/", i + 2);
+      if (end < 0) return NO_LIMITS;
+      i = end + 1;
       continue;
     }
     if (char !== "?") continue;

@@ -36,6 +36,15 @@ describe("SQLite: limits written into the SQL", () => {
       parameters: [1],
     });
     assert.equal(findLimitPlaceholders("select * from t limitless where a = ?"), null);
+    // Nor is one in a comment, whose quotes quote nothing.
+    assert.deepEqual(findLimitPlaceholders("select a -- isn't it? limit ?\nfrom t where b = ? limit ?"), {
+      parts: ["select a -- isn't it? limit ?\nfrom t where b = ? limit ", ""],
+      parameters: [1],
+    });
+    assert.deepEqual(findLimitPlaceholders("select /* 'a' limit ? */ a from t limit ? -- the end"), {
+      parts: ["select /* 'a' limit ? */ a from t limit ", " -- the end"],
+      parameters: [0],
+    });
   });
 
   let dir: string;

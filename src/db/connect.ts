@@ -27,6 +27,12 @@ export interface Db {
    * commits. What other processes are told of a change must wait for it.
    */
   afterCommit(callback: () => void): void;
+  /**
+   * Whether another process committed to the database since the last time this was asked (the
+   * first answer may be a spurious yes); absent where that cannot be known cheaply (PostgreSQL).
+   * Idle job loops use it to wake when another process enqueues.
+   */
+  changedElsewhere?: () => boolean;
   close(): Promise<void>;
 }
 
@@ -97,6 +103,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       inGroupable: inGroupableWork,
       flush: () => driver.flush(),
       afterCommit: (callback) => driver.afterCommit(callback),
+      changedElsewhere: () => driver.changedElsewhere(),
       close: () => kysely.destroy(),
     };
   }

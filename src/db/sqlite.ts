@@ -231,6 +231,15 @@ export class NodeSqliteDriver implements Driver {
     this.#groupCommit!.onLost(error);
   }
 
+  /**
+   * Whether another connection (another process) committed since the last time this was asked
+   * (SQLite's `data_version`; the first answer may be a spurious yes). It is read directly, not in
+   * the connection's turn: it reads only the log's header, so an open transaction does not matter.
+   */
+  changedElsewhere(): boolean {
+    return this.#connection?.changedElsewhere() ?? false;
+  }
+
   /** Commits the open group now (the job loops call it when they go idle and when they stop). */
   async flush(): Promise<void> {
     if (!this.#group) return;
@@ -370,7 +379,20 @@ class NodeSqliteConnection implements DatabaseConnection {
 
   close(): void {
     this.#statements.clear();
+    this.#dataVersionStatement = undefined;
     this.#db.close();
+  }
+
+  /** `data_version` when changedElsewhere() last read it. */
+  #dataVersion: unknown;
+  #dataVersionStatement: StatementSync | undefined;
+
+  changedElsewhere(): boolean {
+    this.#dataVersionStatement ??= this.#db.prepare("PRAGMA data_version");
+    const version = (this.#dataVersionStatement.get() as { data_version: unknown }).data_version;
+    const changed = version !== this.#dataVersion;
+    this.#dataVersion = version;
+    return changed;
   }
 
   get inTransaction(): boolean {

@@ -270,4 +270,50 @@ describe("SQLite: grouped commits of background work", () => {
       await db.close();
     }
   });
+
+  test("changedElsewhere answers whether another connection committed since it was last asked", async () => {
+    const db = await openDatabase(`sqlite:${join(dir, "versions.sqlite")}`);
+    try {
+      await sql`CREATE TABLE t (x TEXT)`.execute(db.kysely);
+      db.changedElsewhere!(); // The first answer may be a spurious yes.
+      assert.equal(db.changedElsewhere!(), false);
+      // Its own commits are not another's.
+      await sql`INSERT INTO t VALUES ('own')`.execute(db.kysely);
+      assert.equal(db.changedElsewhere!(), false);
+      const writer = openSqliteFile(join(dir, "versions.sqlite"));
+      try {
+        writer.exec("INSERT INTO t VALUES ('other')");
+      } finally {
+        writer.close();
+      }
+      assert.equal(db.changedElsewhere!(), true);
+      assert.equal(db.changedElsewhere!(), false);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test("sleeping job loops start a job another process enqueued without waiting for their poll", async () => {
+    const path = join(dir, "wake.sqlite");
+    const worker = await openDatabase(`sqlite:${path}`);
+    const web = await openDatabase(`sqlite:${path}`);
+    const queue = new JobQueue(worker, silentLog());
+    try {
+      await migrateToLatest(worker);
+      const ran: unknown[] = [];
+      queue.register("elsewhere", async (payload) => {
+        ran.push(payload);
+      });
+      // A poll an hour apart: only the watch on the database can start the job in time.
+      await queue.start({ concurrency: 2, pollInterval: 3_600_000 });
+      await sleep(200); // The loops are asleep, and the watch has slowed to its last interval.
+      await new JobQueue(web, silentLog()).enqueue("elsewhere", { from: "web" });
+      for (let i = 0; i < 500 && ran.length === 0; i++) await sleep(10);
+      assert.deepEqual(ran, [{ from: "web" }]);
+    } finally {
+      await queue.stop();
+      await web.close();
+      await worker.close();
+    }
+  });
 });

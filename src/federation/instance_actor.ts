@@ -5,7 +5,7 @@
  * made on first use and kept in the federation store, shared by every process.
  */
 import { webcrypto } from "node:crypto";
-import { exportJwk, importJwk, type KvStore } from "@fedify/fedify";
+import { exportJwk, importJwk, type DocumentLoader, type Federation, type KvStore } from "@fedify/fedify";
 import { Application, Endpoints, type CryptographicKey } from "@fedify/vocab";
 import type { Config } from "../config.ts";
 
@@ -27,6 +27,33 @@ async function generate(): Promise<StoredPair> {
     ["sign", "verify"],
   );
   return { privateKey: await exportJwk(pair.privateKey), publicKey: await exportJwk(pair.publicKey) };
+}
+
+export interface InstanceLoaders {
+  /** Fetches signed by the instance actor. */
+  documentLoader: DocumentLoader;
+  contextLoader: DocumentLoader;
+}
+
+/** The loaders, made once a process. */
+const loadersOf = new WeakMap<Federation<void>, Promise<InstanceLoaders>>();
+
+/**
+ * The loaders of work done for no user (activities taken into an inbox, what they link to):
+ * documents are fetched signed by the instance actor, as Fedify's shared inbox does.
+ */
+export function instanceLoaders(federation: Federation<void>, base: URL): Promise<InstanceLoaders> {
+  let made = loadersOf.get(federation);
+  if (!made) {
+    const fedCtx = federation.createContext(base, undefined);
+    made = fedCtx
+      .getDocumentLoader({ identifier: INSTANCE_ACTOR })
+      .then((documentLoader) => ({ documentLoader, contextLoader: fedCtx.contextLoader }));
+    // A failure (the store) is not kept: the next call tries again.
+    made.catch(() => loadersOf.delete(federation));
+    loadersOf.set(federation, made);
+  }
+  return made;
 }
 
 /** The pair once read and imported, per store: it never changes once stored. */

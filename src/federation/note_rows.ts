@@ -57,8 +57,15 @@ const MENTION_FETCHES = 10;
 const PUBLIC = new Set([PUBLIC_COLLECTION.href, "as:Public", "Public"]);
 
 export function visibilityOf(object: ApObject, author: Pick<AccountRow, "followers_url">): Visibility {
-  const tos = object.toIds.map((url) => url.href);
-  const ccs = object.ccIds.map((url) => url.href);
+  return visibilityFrom(
+    object.toIds.map((url) => url.href),
+    object.ccIds.map((url) => url.href),
+    author,
+  );
+}
+
+/** A post's visibility from its `to` and `cc`. */
+function visibilityFrom(tos: string[], ccs: string[], author: Pick<AccountRow, "followers_url">): Visibility {
   if (tos.some((href) => PUBLIC.has(href))) return "public";
   if (ccs.some((href) => PUBLIC.has(href))) return "unlisted";
   if (author.followers_url && [...tos, ...ccs].includes(author.followers_url)) return "private";
@@ -90,7 +97,110 @@ function languageOf(post: PostObject): string | null {
 export interface ReadContext {
   ctx: Ctx;
   resolver: Resolver;
-  fedCtx: Context<void>;
+  /** Whose loaders fetch what a post only links to. */
+  fedCtx: Pick<Context<void>, "documentLoader" | "contextLoader">;
+}
+
+/**
+ * What a post says of itself, read without looking anything up in the database: plain data, so it
+ * can be read in one process (the web process that received it) and stored in another (a job).
+ * What it names by URI (the accounts it mentions, the post it replies to) is resolved when stored.
+ */
+export interface DecodedPost {
+  uri: string;
+  url: string;
+  attributedTo: string | null;
+  /** HTML, not yet sanitized. */
+  content: string;
+  spoilerText: string;
+  sensitive: boolean;
+  language: string | null;
+  to: string[];
+  cc: string[];
+  /** The accounts its Mention tags name, in order. */
+  mentions: string[];
+  /** Hashtag names, without `#`. */
+  tags: string[];
+  emojis: RemoteEmoji[];
+  media: RemoteMedia[];
+  inReplyTo: string | null;
+  /** ISO 8601; null when it does not say. */
+  published: string | null;
+  editedAt: string | null;
+  poll: (Omit<RemotePoll, "expiresAt"> & { expiresAt: string | null }) | null;
+  /** How other servers name its thread (`conversation`, then `context`), the preferred first. */
+  conversationUris: string[];
+}
+
+type Loaders = { documentLoader: DocumentLoader; contextLoader: DocumentLoader };
+
+const isoOf = (instant: { epochMilliseconds: number } | null | undefined) =>
+  instant ? new Date(instant.epochMilliseconds).toISOString() : null;
+
+/**
+ * Reads `post` into plain data. `raw` is its JSON as its sender signed it (what Fedify's parse
+ * drops is read from there); what the post gives only by URL (a tag, an attachment) is fetched
+ * with `loaders`, which may refuse: the error is thrown.
+ */
+export async function decodePost(post: PostObject, raw: unknown, loaders: Loaders): Promise<DecodedPost> {
+  const id = post.id;
+  if (!id) throw new PostRefused("the post has no id");
+  const terms = readRawPost(raw);
+  const mentions: string[] = [];
+  const tags: string[] = [];
+  const emojis: RemoteEmoji[] = [];
+  for await (const tag of post.getTags(loaders)) {
+    if (tag instanceof Mention && tag.href) mentions.push(tag.href.href);
+    else if (tag instanceof Hashtag && tag.name) {
+      const name = tag.name.toString().replace(/^#/, "").trim();
+      if (name) tags.push(name);
+    } else if (tag instanceof Emoji) {
+      const emoji = await emojiOf(tag);
+      if (emoji) emojis.push(emoji);
+    }
+  }
+  const media: RemoteMedia[] = [];
+  for await (const item of post.getAttachments(loaders)) {
+    if (!(item instanceof Document || item instanceof Image || item instanceof Video || item instanceof Audio))
+      continue;
+    const url = item.url instanceof URL || item.url instanceof Link ? hrefOf(item.url) : null;
+    if (!url || !/^https?:\/\//.test(url)) continue;
+    const mime = item.mediaType ?? "";
+    const found = terms.media.get(url);
+    media.push({
+      url,
+      type: mediaTypeOf(item, mime),
+      description: item.name?.toString() ?? null,
+      blurhash: found?.blurhash ?? null,
+      width: item.width ?? null,
+      height: item.height ?? null,
+      focus: found?.focus ?? null,
+    });
+  }
+  const poll = post instanceof Question ? await pollOf(post, { ...loaders, suppressError: true }) : null;
+  return {
+    uri: id.href,
+    url: hrefOf(post.url) ?? id.href,
+    attributedTo: post.attributionId?.href ?? null,
+    content: post.content?.toString() ?? "",
+    spoilerText: post.summary?.toString() ?? "",
+    sensitive: post.sensitive === true,
+    language: languageOf(post),
+    to: post.toIds.map((url) => url.href),
+    cc: post.ccIds.map((url) => url.href),
+    mentions,
+    tags,
+    emojis,
+    media,
+    inReplyTo: post.replyTargetId?.href ?? null,
+    published: isoOf(post.published),
+    editedAt: isoOf(post.updated),
+    poll: poll && { ...poll, expiresAt: poll.expiresAt?.toISOString() ?? null },
+    // Mastodon names the thread by `conversation`, Akkoma and FEP-7888 by `context`.
+    conversationUris: [terms.conversation, ...post.contextIds.map((uri) => uri.href)].filter(
+      (uri): uri is string => uri !== null,
+    ),
+  };
 }
 
 /**
@@ -104,76 +214,54 @@ async function readPost(
   depth: number,
   activity?: Activity,
 ): Promise<RemoteStatusData> {
-  const { resolver, fedCtx } = read;
+  const { fedCtx } = read;
   const loaders = {
     documentLoader: fedCtx.documentLoader,
     contextLoader: fedCtx.contextLoader,
     suppressError: true as const,
   };
-  const id = post.id!;
   // Read first: Fedify forgets a post's JSON once it fetches a property given only by its URL.
-  const raw = readRawPost(await rawPostOf(post, activity));
+  const raw = await rawPostOf(post, activity);
+  return resolvePost(read, await decodePost(post, raw, loaders), author, depth);
+}
+
+/** A decoded post's fields, with what it names by URI looked up (fetched when unknown, within bounds). */
+async function resolvePost(
+  read: ReadContext,
+  post: DecodedPost,
+  author: AccountRow,
+  depth: number,
+): Promise<RemoteStatusData> {
+  const { resolver } = read;
   const mentioned: AccountRow[] = [];
-  const tags: string[] = [];
-  const emojis: RemoteEmoji[] = [];
   let fetches = 0;
-  for await (const tag of post.getTags(loaders)) {
-    if (tag instanceof Mention && tag.href) {
-      const known = await resolver.knownAccount(tag.href.href);
-      if (known) mentioned.push(known);
-      else if (fetches++ < MENTION_FETCHES) {
-        const fetched = await resolver.accountByUri(tag.href.href);
-        if (fetched) mentioned.push(fetched);
-      }
-    } else if (tag instanceof Hashtag && tag.name) {
-      const name = tag.name.toString().replace(/^#/, "").trim();
-      if (name) tags.push(name);
-    } else if (tag instanceof Emoji) {
-      const emoji = await emojiOf(tag);
-      if (emoji) emojis.push(emoji);
+  for (const uri of post.mentions) {
+    const known = await resolver.knownAccount(uri);
+    if (known) mentioned.push(known);
+    else if (fetches++ < MENTION_FETCHES) {
+      const fetched = await resolver.accountByUri(uri);
+      if (fetched) mentioned.push(fetched);
     }
   }
-  if (emojis.length > 0 && author.domain) await storeRemoteEmojis(read.ctx, author.domain, emojis);
-  const media: RemoteMedia[] = [];
-  for await (const item of post.getAttachments(loaders)) {
-    if (!(item instanceof Document || item instanceof Image || item instanceof Video || item instanceof Audio))
-      continue;
-    const url = item.url instanceof URL || item.url instanceof Link ? hrefOf(item.url) : null;
-    if (!url || !/^https?:\/\//.test(url)) continue;
-    const mime = item.mediaType ?? "";
-    const terms = raw.media.get(url);
-    media.push({
-      url,
-      type: mediaTypeOf(item, mime),
-      description: item.name?.toString() ?? null,
-      blurhash: terms?.blurhash ?? null,
-      width: item.width ?? null,
-      height: item.height ?? null,
-      focus: terms?.focus ?? null,
-    });
-  }
-  const parentId = post.replyTargetId;
-  const parent = parentId ? await parentOf(read, parentId, depth) : null;
-  const published = post.published ? new Date(post.published.epochMilliseconds) : new Date();
+  if (post.emojis.length > 0 && author.domain) await storeRemoteEmojis(read.ctx, author.domain, post.emojis);
+  const parentUri = post.inReplyTo ? URL.parse(post.inReplyTo) : null;
+  const parent = parentUri ? await parentOf(read, parentUri, depth) : null;
   return {
-    uri: id.href,
-    url: hrefOf(post.url) ?? id.href,
-    content: post.content?.toString() ?? "",
-    spoilerText: post.summary?.toString() ?? "",
-    sensitive: post.sensitive === true,
-    language: languageOf(post),
-    visibility: visibilityOf(post, author),
+    uri: post.uri,
+    url: post.url,
+    content: post.content,
+    spoilerText: post.spoilerText,
+    sensitive: post.sensitive,
+    language: post.language,
+    visibility: visibilityFrom(post.to, post.cc, author),
     parent,
     mentioned,
-    tags,
-    media,
-    published,
-    editedAt: post.updated ? new Date(post.updated.epochMilliseconds) : null,
-    poll: post instanceof Question ? await pollOf(post, loaders) : null,
-    // Mastodon names the thread by `conversation`, Akkoma and FEP-7888 by `context`.
-    conversationUris: [raw.conversation, ...post.contextIds.map((uri) => uri.href)].filter(
-      (uri): uri is string => uri !== null,
-    ),
+    tags: post.tags,
+    media: post.media,
+    published: post.published ? new Date(post.published) : new Date(),
+    editedAt: post.editedAt ? new Date(post.editedAt) : null,
+    poll: post.poll && { ...post.poll, expiresAt: post.poll.expiresAt ? new Date(post.poll.expiresAt) : null },
+    conversationUris: post.conversationUris,
   };
 }
 
@@ -244,11 +332,15 @@ async function parentOf(read: ReadContext, uri: URL, depth: number): Promise<Sta
 
 /** Checks that `post` may be stored as a post of `author`: its id on the author's server, attributed to them. */
 export function checkOrigin(post: PostObject, author: AccountRow): void {
-  const id = post.id;
-  if (!id) throw new PostRefused("the post has no id");
-  if (id.host.toLowerCase() !== new URL(author.uri).host.toLowerCase())
-    throw new PostRefused(`${id.href} is not on its author's server`);
-  if (post.attributionId?.href !== author.uri) throw new PostRefused(`${id.href} is not attributed to ${author.uri}`);
+  if (!post.id) throw new PostRefused("the post has no id");
+  checkDecodedOrigin({ uri: post.id.href, attributedTo: post.attributionId?.href ?? null }, author);
+}
+
+function checkDecodedOrigin(post: Pick<DecodedPost, "uri" | "attributedTo">, author: AccountRow): void {
+  const host = URL.parse(post.uri)?.host.toLowerCase();
+  if (!host || host !== new URL(author.uri).host.toLowerCase())
+    throw new PostRefused(`${post.uri} is not on its author's server`);
+  if (post.attributedTo !== author.uri) throw new PostRefused(`${post.uri} is not attributed to ${author.uri}`);
 }
 
 export interface StoreOptions {
@@ -264,6 +356,13 @@ export async function storePost(read: ReadContext, post: PostObject, author: Acc
   if (await wasDeleted(read.ctx, post.id!.href)) throw new PostRefused(`${post.id!.href} was deleted`);
   const data = await readPost(read, post, author, options.depth ?? THREAD_DEPTH, options.activity);
   return storeRemoteStatus(read.ctx, author, data);
+}
+
+/** Stores a decoded post (arrived in an activity of `author`, whose signature was checked). */
+export async function storeDecodedPost(read: ReadContext, post: DecodedPost, author: AccountRow) {
+  checkDecodedOrigin(post, author);
+  if (await wasDeleted(read.ctx, post.uri)) throw new PostRefused(`${post.uri} was deleted`);
+  return storeRemoteStatus(read.ctx, author, await resolvePost(read, post, author, THREAD_DEPTH));
 }
 
 /** The fields of an updated `post` (for services/statuses/remote.ts `updateRemoteStatus`). */

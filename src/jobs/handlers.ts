@@ -19,6 +19,7 @@ import {
   type ProfileImage,
 } from "../services/media/remote_profiles.ts";
 import { deliverPollUpdate, POLL_UPDATE_JOB } from "../federation/outbox/polls.ts";
+import { DECODED_CREATE_JOB, storeDecodedCreate, type DecodedCreate } from "../federation/inbox/decoded.ts";
 import { FEATURED_SYNC_JOB, syncFeatured } from "../federation/featured.ts";
 import { buildArchive } from "../federation/archive.ts";
 import { ARCHIVE_JOB, ARCHIVE_PRUNE_JOB, pruneArchives } from "../services/archives/archives.ts";
@@ -77,6 +78,7 @@ export function registerJobHandlers(ctx: Ctx): void {
   ctx.jobs.register(FETCH_REPLIES_JOB, async (payload) => {
     await fetchReplies(ctx, (payload as { statusId: string }).statusId);
   });
+  ctx.jobs.register(DECODED_CREATE_JOB, (payload) => storeDecodedCreate(ctx, payload as DecodedCreate));
   ctx.jobs.register(FEATURED_SYNC_JOB, (payload) => syncFeatured(ctx, (payload as { accountId: string }).accountId));
   ctx.jobs.register(POLL_UPDATE_JOB, async (payload) => {
     await deliverPollUpdate(ctx, (payload as { statusId: string }).statusId);

@@ -23,6 +23,7 @@ import { getDocumentLoader, verifyRequest } from "@fedify/fedify";
 import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { FEDERATION_JOB } from "../../src/federation/queue.ts";
+import { DECODED_CREATE_JOB, type DecodedCreate } from "../../src/federation/inbox/decoded.ts";
 import { INBOX_BODY_LIMIT } from "../../src/federation/routes.ts";
 import { installOutboundAgent } from "../../src/services/http/outbound.ts";
 import {
@@ -65,6 +66,8 @@ const LOOPBACK_HOST = "private.example";
 const INTRANET_HOST = "intranet.example";
 
 const REFUSED = "inbox: activity refused";
+/** The jobs a received activity becomes: Fedify's message, or a Create decoded on arrival. */
+const INBOX_JOBS = [FEDERATION_JOB, DECODED_CREATE_JOB];
 /** What src/federation/inbox/inbox.ts logs when a listener throws (Fedify then retries the activity). */
 const FAILED = "inbox: an activity could not be handled";
 
@@ -276,7 +279,7 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
     const rows = await server.ctx.db.kysely
       .selectFrom("jobs")
       .select(["run_at", "failed_at"])
-      .where("name", "=", FEDERATION_JOB)
+      .where("name", "in", INBOX_JOBS)
       .execute();
     const now = Date.now();
     return rows.filter((row) => row.failed_at === null && new Date(row.run_at as string).getTime() <= now).length;
@@ -306,13 +309,36 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
   async function awaitingRetry(): Promise<string[]> {
     const rows = await server.ctx.db.kysely
       .selectFrom("jobs")
-      .select("payload")
-      .where("name", "=", FEDERATION_JOB)
+      .select(["name", "payload", "last_error"])
+      .where("name", "in", INBOX_JOBS)
+      .execute();
+    const payloadOf = (row: { payload: unknown }) =>
+      typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload;
+    return rows.flatMap((row) => {
+      // A decoded Create is retried by the job queue: its row keeps the last error.
+      if (row.name === DECODED_CREATE_JOB)
+        return row.last_error === null ? [] : [(payloadOf(row) as DecodedCreate).activity];
+      const message = payloadOf(row) as InboxMessage;
+      return message?.type === "inbox" && (message.attempt ?? 0) > 0 ? [String(message.activity?.id)] : [];
+    });
+  }
+
+  /** The names of the inbox jobs waiting now (which path each received activity took). */
+  async function waitingInboxJobs(activityId: string): Promise<string[]> {
+    const rows = await server.ctx.db.kysely
+      .selectFrom("jobs")
+      .select(["name", "payload"])
+      .where("name", "in", INBOX_JOBS)
       .execute();
     return rows
-      .map((row) => (typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload) as InboxMessage)
-      .filter((message) => message?.type === "inbox" && (message.attempt ?? 0) > 0)
-      .map((message) => String(message.activity?.id));
+      .filter((row) => {
+        const payload = (typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload) as {
+          activity?: string | { id?: string };
+        };
+        const id = typeof payload.activity === "string" ? payload.activity : payload.activity?.id;
+        return id === activityId;
+      })
+      .map((row) => row.name);
   }
 
   /** The status stored for `uri` once `activityId` is handled; fails fast if its handling failed instead. */
@@ -752,6 +778,83 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
   });
 
   // ---- Duplicates and order ----
+
+  describe("where a received activity is read", () => {
+    test("a Create of an embedded post is decoded on arrival; one that needs a fetch goes to Fedify's listeners; both are stored", async () => {
+      const embedded = mastodonCreate(alice);
+      const embeddedId = String(embedded.body.id);
+      // The same post shape with its hashtag given only by a link: reading it would mean a fetch.
+      const linked = mastodonCreate(alice);
+      const linkedId = String(linked.body.id);
+      const linkedNote = linked.body.object as Record<string, unknown>;
+      linkedNote.tag = [
+        ...(linkedNote.tag as { type?: string }[]).filter((tag) => tag.type !== "Hashtag"),
+        `${mastodon.origin}/tags/rookery`,
+      ];
+      // Akkoma's own context is at a URL: it would have to be fetched.
+      const uuid = randomUUID();
+      const akkomaPost = activity(
+        "akkoma_create_direct",
+        vars({ uuid, text: "litepub needs its context", ...mentionOf(carol) }),
+      );
+      const akkomaId = String(akkomaPost.id);
+      // Workers stopped: the queued jobs show which path each activity took.
+      await server.ctx.jobs.stop();
+      try {
+        await accepted("/inbox", embedded.body, mastodon);
+        await accepted("/inbox", linked.body, mastodon);
+        await accepted("/inbox", akkomaPost, akkoma);
+        assert.deepEqual(await waitingInboxJobs(embeddedId), [DECODED_CREATE_JOB]);
+        assert.deepEqual(await waitingInboxJobs(linkedId), [FEDERATION_JOB]);
+        assert.deepEqual(await waitingInboxJobs(akkomaId), [FEDERATION_JOB]);
+      } finally {
+        await server.ctx.jobs.start({ concurrency: 4, pollInterval: 50 });
+      }
+      const id = await storedBy(embeddedId, embedded.noteId);
+      await storedBy(linkedId, linked.noteId);
+      await storedBy(akkomaId, `${akkoma.origin}/objects/${uuid}`);
+      // Both paths record a handled activity under one key (Fedify's): a copy that took the other path is skipped.
+      const handled = async (activityId: string) =>
+        (
+          await server.ctx.db.kysely
+            .selectFrom("federation_kv")
+            .select("key")
+            .where("key", "like", `_fedify/activityIdempotence/%/${encodeURIComponent(activityId)}`)
+            .execute()
+        ).map((row) => row.key.slice(0, -encodeURIComponent(activityId).length));
+      await eventually(async () => (await handled(akkomaId)).length === 1, "the Akkoma Create recorded as handled");
+      assert.deepEqual(await handled(embeddedId), await handled(akkomaId));
+      // The decoded post reads as the listeners' path reads it (the Create test above checks it field by field).
+      const status = await statusAs(id, alice);
+      assert.equal(status.spoiler_text, "Chess spoilers");
+      assert.equal(status.language, "en");
+      assert.equal(status.media_attachments[0]?.blurhash, "UBL_:rOpGG-oBUNG,qRj2so|=eE1w^n4S5NH");
+      assert.deepEqual(status.media_attachments[0]?.meta.focus, { x: 0, y: -0.5 });
+      assert.deepEqual(
+        status.mentions.map((m) => m.acct),
+        ["alice"],
+      );
+      assert.deepEqual(
+        status.tags.map((t) => t.name.toLowerCase()),
+        ["rookery"],
+      );
+    });
+
+    test("a decoded Create delivered again after it was stored adds nothing", async () => {
+      const create = mastodonCreate(alice);
+      await accepted("/inbox", create.body, mastodon);
+      await storedBy(String(create.body.id), create.noteId);
+      await accepted("/users/alice/inbox", create.body, mastodon);
+      await settle(mastodon);
+      const rows = await server.ctx.db.kysely
+        .selectFrom("statuses")
+        .select("id")
+        .where("uri", "=", create.noteId)
+        .execute();
+      assert.equal(rows.length, 1);
+      assert.deepEqual(await waitingInboxJobs(String(create.body.id)), []);
+    });
+  });
 
   describe("duplicates and order", () => {
     test("the same Create delivered three times (shared and personal inbox) is stored once", async () => {

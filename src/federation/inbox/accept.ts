@@ -12,13 +12,14 @@
  * signatures are not looked at: every POST must carry an HTTP signature by the actor's own server
  * (routes.ts), which is what Mastodon trusts too when both are there.
  */
-import { doesActorOwnKey, verifyRequest, type DocumentLoader, type Federation } from "@fedify/fedify";
+import { doesActorOwnKey, verifyRequest } from "@fedify/fedify";
 import { Activity } from "@fedify/vocab";
 import type { Ctx } from "../../context.ts";
 import { findLocalAccount } from "../../services/accounts/lookup.ts";
-import { INSTANCE_ACTOR } from "../instance_actor.ts";
+import { instanceLoaders } from "../instance_actor.ts";
 import type { MemoryKeyCache } from "../key_cache.ts";
 import { JobMessageQueue } from "../queue.ts";
+import { decodeCreate, DECODED_CREATE_JOB } from "./decoded.ts";
 
 /** How far a signature's date may be from now (Fedify's default, and Mastodon's 12 hours is wider). */
 const TIME_WINDOW = { hours: 1 } as const;
@@ -26,29 +27,6 @@ const TIME_WINDOW = { hours: 1 } as const;
 export interface Accepted {
   status: number;
   error?: string;
-}
-
-interface Loaders {
-  /** Keys and actors are fetched signed, as the instance actor. */
-  documentLoader: DocumentLoader;
-  contextLoader: DocumentLoader;
-}
-
-/** The loaders, made once a process. */
-const loadersOf = new WeakMap<Federation<void>, Promise<Loaders>>();
-
-function loaders(federation: Federation<void>, base: URL): Promise<Loaders> {
-  let made = loadersOf.get(federation);
-  if (!made) {
-    const fedCtx = federation.createContext(base, undefined);
-    made = fedCtx
-      .getDocumentLoader({ identifier: INSTANCE_ACTOR })
-      .then((documentLoader) => ({ documentLoader, contextLoader: fedCtx.contextLoader }));
-    // A failure (the store) is not kept: the next POST tries again.
-    made.catch(() => loadersOf.delete(federation));
-    loadersOf.set(federation, made);
-  }
-  return made;
 }
 
 /** The id of an actor named as a string or as an object with an id. */
@@ -88,7 +66,7 @@ export async function acceptActivity(
     return { status: 400, error: "The activity's id is not a URL" };
 
   const base = new URL(ctx.config.baseUrl);
-  const { documentLoader, contextLoader } = await loaders(ctx.federation, base);
+  const { documentLoader, contextLoader } = await instanceLoaders(ctx.federation, base);
   const key = await verifyRequest(request, { documentLoader, contextLoader, keyCache, timeWindow: TIME_WINDOW });
   if (!key) return { status: 401, error: "The request's signature could not be verified" };
   const owned =
@@ -96,6 +74,12 @@ export async function acceptActivity(
     (await doesActorOwnKey(new Activity({ actor: actorId }), key, { documentLoader, contextLoader }));
   if (!owned) return { status: 401, error: "The signer and the actor do not match" };
 
+  // A Create of an embedded post is read here, where CPU is to spare (inbox/decoded.ts).
+  const decoded = await decodeCreate(activity, { contextLoader });
+  if (decoded) {
+    await ctx.jobs.enqueue(DECODED_CREATE_JOB, decoded);
+    return { status: 202 };
+  }
   // The message Fedify's queue expects of an inbox (what its own handler queues): the worker
   // parses `activity`, skips it if its id was handled already, and calls the listener.
   await new JobMessageQueue(ctx.jobs).enqueue({

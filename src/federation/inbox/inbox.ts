@@ -56,12 +56,19 @@ export interface Received<A extends Activity> {
 
 const hostOf = (url: URL | null | undefined) => url?.host.toLowerCase();
 
-/** The activity's sender as an account, after the origin checks; Refused when it is not acceptable. */
-async function senderOf(ctx: Ctx, activity: Activity): Promise<AccountRow> {
-  const actorId = activity.actorId;
+/** Logs why an activity was refused (it is then done with: not tried again). */
+export function logRefused(ctx: Ctx, activity: { id: string | undefined; type: string }, error: Refused): void {
+  ctx.log.info({ activity: activity.id, type: activity.type, reason: error.message }, "inbox: activity refused");
+}
+
+/**
+ * The sender of activity `activityId` by actor `actorId` as an account, after the origin checks;
+ * Refused when it is not acceptable.
+ */
+export async function senderOf(ctx: Ctx, actorId: URL | null, activityId: URL | null): Promise<AccountRow> {
   if (!actorId) throw new Refused("the activity has no actor");
-  if (activity.id && hostOf(activity.id) !== hostOf(actorId))
-    throw new Refused(`activity ${activity.id.href} is not on its actor's server (${actorId.host})`);
+  if (activityId && hostOf(activityId) !== hostOf(actorId))
+    throw new Refused(`activity ${activityId.href} is not on its actor's server (${actorId.host})`);
   const resolver = new Resolver(ctx);
   const known = await resolver.accountByUri(actorId.href);
   if (known) {
@@ -83,14 +90,11 @@ export function registerInbox(
     <A extends Activity>(listener: Listener<A>) =>
     async (fedCtx: InboxContext<void>, activity: A) => {
       try {
-        const sender = await senderOf(ctx, activity);
+        const sender = await senderOf(ctx, activity.actorId, activity.id);
         await listener({ ctx, fedCtx, activity, sender });
       } catch (error) {
         if (!(error instanceof Refused)) throw error;
-        ctx.log.info(
-          { activity: activity.id?.href, type: activity.constructor.name, reason: error.message },
-          "inbox: activity refused",
-        );
+        logRefused(ctx, { id: activity.id?.href, type: activity.constructor.name }, error);
       }
     };
   federation

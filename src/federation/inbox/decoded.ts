@@ -23,6 +23,7 @@ import { instanceLoaders } from "../instance_actor.ts";
 import { DatabaseKvStore } from "../kv.ts";
 import { decodePost, isPost, PostRefused, storeDecodedPost, type DecodedPost } from "../note_rows.ts";
 import { Resolver } from "../resolver.ts";
+import { readCompactCreate } from "./compact.ts";
 import { logRefused, Refused, senderOf } from "./inbox.ts";
 
 export const DECODED_CREATE_JOB = "federation.decoded_create";
@@ -69,16 +70,29 @@ export async function decodeCreate(
   const tags = listOf(object.tag);
   if (!tags.every(isJson) || !listOf(object.attachment).every(isJson)) return undefined;
   if (tags.some((tag) => tag.type === "Emoji" && !isJson(tag.icon))) return undefined;
+  // Most of them need no JSON-LD processor at all (compact.ts); the rest are parsed by Fedify.
+  return readCompactCreate(json) ?? parseCreate(json, loaders);
+}
+
+/** `decodeCreate` through Fedify's parse (the JSON's shape already checked there). */
+export async function parseCreate(
+  json: Json,
+  loaders: { contextLoader: DocumentLoader },
+): Promise<DecodedCreate | undefined> {
+  const object = json.object as Json;
   const offline = { documentLoader: refuse, contextLoader: preloadedOnly(loaders.contextLoader) };
   try {
     // A Linked Data signature is not what was checked (the HTTP signature was): it is left out, as
     // Fedify's queue leaves it out before parsing.
     const { signature: _signature, ...unsigned } = json;
     const activity = await Activity.fromJsonLd(unsigned, offline);
-    if (!(activity instanceof Create) || activity.id?.href !== json.id || !activity.actorId) return undefined;
+    const id = activity.id?.href;
+    if (!(activity instanceof Create) || !id || id !== URL.parse(String(json.id))?.href || !activity.actorId)
+      return undefined;
     const post = await activity.getObject(offline);
-    if (!isPost(post) || post instanceof Question || post.id?.href !== object.id) return undefined;
-    return { activity: json.id, actor: activity.actorId.href, post: await decodePost(post, object, offline) };
+    if (!isPost(post) || post instanceof Question || post.id?.href !== URL.parse(String(object.id))?.href)
+      return undefined;
+    return { activity: id, actor: activity.actorId.href, post: await decodePost(post, object, offline) };
   } catch {
     // Something this reading cannot take (a link to fetch after all, a malformed value): the
     // listeners' path reads it, or refuses it, as before.

@@ -31,6 +31,8 @@ import type { Ctx } from "../src/context.ts";
 import { openDatabase, type Db } from "../src/db/connect.ts";
 import { newId } from "../src/db/ids.ts";
 import { createLocalUser } from "../src/services/accounts/create.ts";
+import { DECODED_CREATE_JOB } from "../src/federation/inbox/decoded.ts";
+import { FEDERATION_JOB } from "../src/federation/queue.ts";
 import { insertApplication, OOB_REDIRECT_URI } from "../src/services/auth/applications.ts";
 import { issueAccessToken } from "../src/services/auth/tokens.ts";
 import {
@@ -434,17 +436,20 @@ async function count(query: Promise<{ n: unknown } | undefined>): Promise<number
   return Number((await query)?.n ?? 0);
 }
 
-/** Jobs not failed: the federation queue's (deliveries, received activities) and the others that are due. */
+/** The jobs of federation: Fedify's queue (deliveries, received activities) and received Creates decoded on arrival. */
+const FEDERATION_JOBS = [FEDERATION_JOB, DECODED_CREATE_JOB];
+
+/** Jobs not failed: federation's (deliveries, received activities) and the others that are due. */
 async function backlog(db: Db): Promise<{ federation: number; other: number }> {
   const rows = await db.kysely
     .selectFrom("jobs")
     .select((eb) => [
-      sql<string>`CASE WHEN name = 'federation.message' THEN 'federation' ELSE 'other' END`.as("kind"),
+      sql<string>`CASE WHEN name IN (${sql.join(FEDERATION_JOBS)}) THEN 'federation' ELSE 'other' END`.as("kind"),
       eb.fn.countAll().as("n"),
     ])
     .where("failed_at", "is", null)
     .where((eb) =>
-      eb.or([eb("name", "=", "federation.message"), eb("run_at", "<=", new Date(Date.now() + 1000).toISOString())]),
+      eb.or([eb("name", "in", FEDERATION_JOBS), eb("run_at", "<=", new Date(Date.now() + 1000).toISOString())]),
     )
     .groupBy("kind")
     .execute();
@@ -707,13 +712,19 @@ interface InboundResult {
   rssPeak: number;
 }
 
-/** The activities Fedify's inbox queue failed to process at least once (its log names each). */
+/**
+ * The activities whose handling failed at least once: Fedify's inbox queue names each in its log,
+ * and a decoded Create's job logs its activity when it fails.
+ */
 function retriedActivities(logFiles: string[]): Set<string> {
   const ids = new Set<string>();
   for (const file of logFiles)
     for (const line of readFileSync(file, "utf8").split("\n")) {
-      if (!line.includes('"category":"fedify.federation.inbox"') || !line.includes('"activityId"')) continue;
-      const id = /"activityId":"([^"]+)"/.exec(line)?.[1];
+      const id = line.includes('"category":"fedify.federation.inbox"')
+        ? /"activityId":"([^"]+)"/.exec(line)?.[1]
+        : line.includes('"msg":"inbox: an activity could not be handled"')
+          ? /"activity":"([^"]+)"/.exec(line)?.[1]
+          : undefined;
       if (id) ids.add(id);
     }
   return ids;

@@ -117,7 +117,11 @@ export async function storeDecodedCreate(ctx: Ctx, create: DecodedCreate): Promi
     await storeDecodedPost(read, create.post, sender);
   } catch (error) {
     const refused = error instanceof PostRefused ? new Refused(error.message) : error;
-    if (!(refused instanceof Refused)) throw error;
+    if (!(refused instanceof Refused)) {
+      // As the listeners' path logs it; the job is tried again.
+      ctx.log.warn({ err: error, activity: create.activity }, "inbox: an activity could not be handled");
+      throw error;
+    }
     logRefused(ctx, { id: create.activity, type: "Create" }, refused);
   }
   await kv.set(key, true, { ttl: HANDLED_FOR });

@@ -11,48 +11,17 @@ import { describe, test } from "node:test";
 import { getDocumentLoader } from "@fedify/fedify";
 import { readCompactCreate } from "../../src/federation/inbox/compact.ts";
 import { decodeCreate, parseCreate } from "../../src/federation/inbox/decoded.ts";
-import { activity } from "./fake_remote.ts";
+import { recordedActivity } from "./fake_remote.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 const loaders = { contextLoader: getDocumentLoader() };
-const ORIGINS = {
-  mastodon: "https://mastodon.example",
-  akkoma: "https://akkoma.example",
-  gts: "https://gts.example",
-  misskey: "https://misskey.example",
-};
-
-function filled(name: string): Record<string, unknown> {
-  return activity(name, {
-    ...ORIGINS,
-    actor: `${ORIGINS.mastodon}/users/alice`,
-    activityId: `${ORIGINS.mastodon}/users/alice/statuses/1/activity`,
-    attributedTo: `${ORIGINS.mastodon}/users/alice`,
-    inReplyTo: "https://rookery.test/users/frank/statuses/1",
-    mentionedName: "@frank@rookery.test",
-    mentionedUrl: "https://rookery.test/@frank",
-    noteId: `${ORIGINS.mastodon}/users/alice/statuses/1`,
-    rookeryDomain: "rookery.test",
-    alt: "a picture",
-    blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj",
-    context: "https://mastodon.example/contexts/1",
-    conversation: "tag:mastodon.example,2026-11-27:objectId=1:objectType=Conversation",
-    mentioned: "https://rookery.test/users/frank",
-    quote: `${ORIGINS.mastodon}/users/bob/statuses/2`,
-    text: '<p>Hello, <a href="https://rookery.test/@frank">@frank</a> #fediverse</p>',
-    n: "113",
-    uuid: "6f1b4f5e-2f47-4d0b-9b1c-0a3c9d3f1e21",
-    published: "2026-11-27T08:00:00Z",
-  });
-}
-
 const creates = readdirSync(join(FIXTURES, "activities"))
   .map((file) => file.replace(/\.json$/, ""))
   .filter((name) => name.includes("create"));
 
 /** Mastodon's Create with its post changed by `change`. */
 function mastodonWith(change: (note: Record<string, unknown>, json: Record<string, unknown>) => void) {
-  const json = filled("mastodon_create_note");
+  const json = recordedActivity("mastodon_create_note");
   change(json.object as Record<string, unknown>, json);
   return json;
 }
@@ -69,7 +38,7 @@ describe("a Create read by key reads as Fedify's parse reads it", () => {
   test("the recorded Creates: the same reading, or none by key (Fedify's then)", async () => {
     const read: string[] = [];
     for (const name of creates) {
-      const { compact, fedify } = await both(filled(name));
+      const { compact, fedify } = await both(recordedActivity(name));
       if (!compact) continue;
       read.push(name);
       assert.deepEqual(compact, fedify, name);

@@ -17,15 +17,9 @@ import {
   installExpansionOnce,
   withPlainExpansion,
 } from "../../src/federation/expansion.ts";
-import { activity } from "./fake_remote.ts";
+import { recordedActivity, RECORDED_ORIGINS as ORIGINS } from "./fake_remote.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
-const ORIGINS = {
-  mastodon: "https://mastodon.example",
-  akkoma: "https://akkoma.example",
-  gts: "https://gts.example",
-  misskey: "https://misskey.example",
-};
 
 /** Fedify's preloaded contexts, and Akkoma's litepub context from the recording; nothing fetched. */
 const preloaded = getDocumentLoader();
@@ -42,39 +36,6 @@ const documentLoader: DocumentLoader = (url) => Promise.reject(new Error(`no fet
 
 const names = readdirSync(join(FIXTURES, "activities")).map((file) => file.replace(/\.json$/, ""));
 
-function filled(name: string): Record<string, unknown> {
-  return activity(name, {
-    ...ORIGINS,
-    actor: `${ORIGINS.mastodon}/users/alice`,
-    activityId: `${ORIGINS.mastodon}/users/alice/statuses/1/activity`,
-    attributedTo: `${ORIGINS.mastodon}/users/alice`,
-    inReplyTo: "https://rookery.test/users/frank/statuses/1",
-    mentionedName: "@frank@rookery.test",
-    mentionedUrl: "https://rookery.test/@frank",
-    noteId: `${ORIGINS.mastodon}/users/alice/statuses/1`,
-    rookeryDomain: "rookery.test",
-    alt: "a picture",
-    author: `${ORIGINS.mastodon}/users/bob`,
-    blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj",
-    context: "c1",
-    conversation: "tag:mastodon.example,2026-11-27:objectId=1:objectType=Conversation",
-    followed: `${ORIGINS.mastodon}/users/carol`,
-    follower: `${ORIGINS.gts}/users/dave`,
-    follow: `${ORIGINS.gts}/follows/1`,
-    liker: `${ORIGINS.misskey}/users/erin`,
-    like: `${ORIGINS.misskey}/likes/1`,
-    mentioned: "https://rookery.test/users/frank",
-    object: `${ORIGINS.mastodon}/users/bob/statuses/1`,
-    quote: `${ORIGINS.mastodon}/users/bob/statuses/2`,
-    text: '<p>Hello, <a href="https://rookery.test/@frank">@frank</a> #fediverse</p>',
-    n: "113",
-    uuid: "6f1b4f5e-2f47-4d0b-9b1c-0a3c9d3f1e21",
-    published: "2026-11-27T08:00:00Z",
-    updated: "2026-11-27T08:05:00Z",
-    epoch: "1795766400",
-  });
-}
-
 /** Everything the parsed activity holds, its embedded object included. */
 async function parsed(json: Record<string, unknown>): Promise<string> {
   const parsed = await Activity.fromJsonLd(json, { contextLoader, documentLoader });
@@ -90,8 +51,8 @@ describe("JSON-LD expansion once per object", () => {
 
   for (const name of names)
     test(`${name}: the same objects as with jsonld's own expansion`, async () => {
-      const plain = await withPlainExpansion(() => parsed(filled(name)));
-      assert.equal(await parsed(filled(name)), plain);
+      const plain = await withPlainExpansion(() => parsed(recordedActivity(name)));
+      assert.equal(await parsed(recordedActivity(name)), plain);
     });
 
   test("a Create(Note) costs one real expansion, not fifteen", async () => {
@@ -103,7 +64,7 @@ describe("JSON-LD expansion once per object", () => {
     };
     const before = forwardedExpansions();
     try {
-      await Activity.fromJsonLd(filled("mastodon_create_note"), { contextLoader, documentLoader });
+      await Activity.fromJsonLd(recordedActivity("mastodon_create_note"), { contextLoader, documentLoader });
     } finally {
       installExpansionOnce();
     }
@@ -112,7 +73,7 @@ describe("JSON-LD expansion once per object", () => {
   });
 
   test("the result is jsonld's own, and each answer a fresh copy", async () => {
-    const json = filled("mastodon_create_note");
+    const json = recordedActivity("mastodon_create_note");
     const options = { documentLoader: contextLoader, keepFreeFloatingNodes: true };
     const expected = await withPlainExpansion(() => jsonld.expand(json, options));
     const first = await expandOnce(json, options);
@@ -133,7 +94,7 @@ describe("JSON-LD expansion once per object", () => {
   });
 
   test("other options and inputs go to jsonld", async () => {
-    const json = filled("mastodon_create_note");
+    const json = recordedActivity("mastodon_create_note");
     const options = { documentLoader: contextLoader };
     const expected = await withPlainExpansion(() => jsonld.expand(json, options));
     assert.deepEqual(await expandOnce(json, options), expected);

@@ -475,6 +475,48 @@ export function activity(name: string, vars: Record<string, string>): Record<str
   return JSON.parse(text) as Record<string, unknown>;
 }
 
+/** The origins the recorded activities are filled in with by `recordedActivity` (nothing serves them). */
+export const RECORDED_ORIGINS = {
+  mastodon: "https://mastodon.example",
+  akkoma: "https://akkoma.example",
+  gts: "https://gts.example",
+  misskey: "https://misskey.example",
+};
+
+/** A recorded activity filled in with fixed values, for tests that only read it. */
+export function recordedActivity(name: string): Record<string, unknown> {
+  return activity(name, {
+    ...RECORDED_ORIGINS,
+    actor: `${RECORDED_ORIGINS.mastodon}/users/alice`,
+    activityId: `${RECORDED_ORIGINS.mastodon}/users/alice/statuses/1/activity`,
+    attributedTo: `${RECORDED_ORIGINS.mastodon}/users/alice`,
+    inReplyTo: "https://rookery.test/users/frank/statuses/1",
+    mentionedName: "@frank@rookery.test",
+    mentionedUrl: "https://rookery.test/@frank",
+    noteId: `${RECORDED_ORIGINS.mastodon}/users/alice/statuses/1`,
+    rookeryDomain: "rookery.test",
+    alt: "a picture",
+    author: `${RECORDED_ORIGINS.mastodon}/users/bob`,
+    blurhash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj",
+    context: "c1",
+    conversation: "tag:mastodon.example,2026-11-27:objectId=1:objectType=Conversation",
+    followed: `${RECORDED_ORIGINS.mastodon}/users/carol`,
+    follower: `${RECORDED_ORIGINS.gts}/users/dave`,
+    follow: `${RECORDED_ORIGINS.gts}/follows/1`,
+    liker: `${RECORDED_ORIGINS.misskey}/users/erin`,
+    like: `${RECORDED_ORIGINS.misskey}/likes/1`,
+    mentioned: "https://rookery.test/users/frank",
+    object: `${RECORDED_ORIGINS.mastodon}/users/bob/statuses/1`,
+    quote: `${RECORDED_ORIGINS.mastodon}/users/bob/statuses/2`,
+    text: '<p>Hello, <a href="https://rookery.test/@frank">@frank</a> #fediverse</p>',
+    n: "113",
+    uuid: "6f1b4f5e-2f47-4d0b-9b1c-0a3c9d3f1e21",
+    published: "2026-11-27T08:00:00Z",
+    updated: "2026-11-27T08:05:00Z",
+    epoch: "1795766400",
+  });
+}
+
 export interface ServerBesideFakes {
   /** The Rookery server, `https://rookery.test:PORT` behind a TLS front, its job workers running. */
   server: TestServer;

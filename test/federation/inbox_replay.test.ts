@@ -839,32 +839,20 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
         ["rookery"],
       );
     });
-
-    test("a decoded Create delivered again after it was stored adds nothing", async () => {
-      const create = mastodonCreate(alice);
-      await accepted("/inbox", create.body, mastodon);
-      await storedBy(String(create.body.id), create.noteId);
-      await accepted("/users/alice/inbox", create.body, mastodon);
-      await settle(mastodon);
-      const rows = await server.ctx.db.kysely
-        .selectFrom("statuses")
-        .select("id")
-        .where("uri", "=", create.noteId)
-        .execute();
-      assert.equal(rows.length, 1);
-      assert.deepEqual(await waitingInboxJobs(String(create.body.id)), []);
-    });
   });
 
   describe("duplicates and order", () => {
-    test("the same Create delivered three times (shared and personal inbox) is stored once", async () => {
+    test("the same Create delivered three times (shared and personal inbox), and again once stored, is stored once", async () => {
       const before = (await accountRow(mastodon.id))!.statuses_count;
       const create = mastodonCreate(alice);
       await accepted("/inbox", create.body, mastodon);
       await accepted("/inbox", create.body, mastodon);
       await accepted("/users/alice/inbox", create.body, mastodon);
       await stored(create.noteId);
+      // A copy after that is skipped (the activity is recorded as handled) or finds its post stored.
+      await accepted("/users/alice/inbox", create.body, mastodon);
       await settle(mastodon);
+      assert.deepEqual(await waitingInboxJobs(String(create.body.id)), []);
       const rows = await server.ctx.db.kysely
         .selectFrom("statuses")
         .select("id")

@@ -119,6 +119,10 @@ describe("what reading by key leaves to Fedify", () => {
     "a key written as an IRI": (note) => (note["as:content"] = "<p>hidden</p>"),
     "a key written as a full IRI in a tag": (note) =>
       (note.tag = [{ type: "Mention", "https://www.w3.org/ns/activitystreams#href": "https://rookery.test/users/x" }]),
+    "sensitive defined by an object": (_note, json) =>
+      (json["@context"] as unknown[]).push({ sensitive: { "@id": "as:sensitive", "@type": "xsd:boolean" } }),
+    "Hashtag defined as another IRI": (_note, json) =>
+      (json["@context"] as unknown[]).push({ Hashtag: "https://example.com/ns#Hashtag" }),
     "a Hashtag its context does not define": (_note, json) =>
       delete ((json["@context"] as unknown[])[1] as Record<string, unknown>).Hashtag,
     "an Emoji its context does not define": (note) =>

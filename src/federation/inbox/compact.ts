@@ -72,7 +72,8 @@ const OWN_TERMS: Record<string, string> = {
   Emoji: `${TOOT}Emoji`,
 };
 
-const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+export const isJson = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The keyword aliases every context gives (the security vocabulary's too): they change nothing. */
 const ALIASES: Record<string, string> = { id: "@id", type: "@type" };
@@ -126,12 +127,15 @@ function readContext(context: unknown): Set<string> | undefined {
   if (!vocabulary) return undefined;
   const defined = new Set<string>();
   for (const [term, iri] of Object.entries(OWN_TERMS)) {
+    if (!(term in definitions)) continue;
+    // Defined otherwise than as a plain IRI or a prefixed name of the expected one: not read here.
     const definition = definitions[term];
-    if (typeof definition !== "string") continue;
+    if (typeof definition !== "string") return undefined;
     const colon = definition.indexOf(":");
     const prefix = colon > 0 ? prefixes[definition.slice(0, colon)] : undefined;
     const expanded = prefix && !definition.startsWith("http") ? prefix + definition.slice(colon + 1) : definition;
-    if (expanded === iri) defined.add(term);
+    if (expanded !== iri) return undefined;
+    defined.add(term);
   }
   return defined;
 }
@@ -140,7 +144,7 @@ function readContext(context: unknown): Set<string> | undefined {
 const plainKeys = (node: Json, top = false) =>
   Object.keys(node).every((key) => (top && key === "@context") || (!key.includes(":") && !key.startsWith("@")));
 
-const listOf = (value: unknown): unknown[] =>
+export const listOf = (value: unknown): unknown[] =>
   value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
 
 class Unreadable extends Error {}
@@ -286,7 +290,8 @@ function readMedia(note: Json): RemoteMedia[] {
   return media;
 }
 
-const POST_TYPES = new Set(["Note", "Article", "Page"]);
+/** The kinds of post a `Create` read on arrival may carry (a Question, a poll, is the listeners'). */
+export const POST_TYPES = new Set(["Note", "Article", "Page"]);
 
 /**
  * The `Create` in `json` with its post, read by key; undefined when it cannot be read with

@@ -3,9 +3,10 @@
  * that embeds its post (Mastodon, GoToSocial, Misskey and Akkoma all send them so). Queued as it
  * came, it was parsed in a job worker (Fedify's JSON-LD expansion and vocabulary: a third of the
  * worker's time for a post) while the web process, which only checks the signature, had CPU to
- * spare. So the web process parses such a `Create` once its signature is checked, decodes the post
- * into plain data (federation/note_rows.ts `decodePost`, with no database lookup and no fetch), and
- * queues that; the worker only looks up what the post names by URI and stores it.
+ * spare. So the web process reads such a `Create` once its signature is checked into plain data,
+ * with no database lookup and no fetch: by key where its context allows (compact.ts), through
+ * Fedify's parse and federation/note_rows.ts `decodePost` otherwise. It queues that; the worker only
+ * looks up what the post names by URI and stores it.
  *
  * Only what can be read without fetching takes this path: the post embedded whole (its tags,
  * their icons and its attachments as objects, not links), not a poll, not a vote, and only
@@ -23,7 +24,7 @@ import { instanceLoaders } from "../instance_actor.ts";
 import { DatabaseKvStore } from "../kv.ts";
 import { decodePost, isPost, PostRefused, storeDecodedPost, type DecodedPost } from "../note_rows.ts";
 import { Resolver } from "../resolver.ts";
-import { readCompactCreate } from "./compact.ts";
+import { isJson, listOf, POST_TYPES, readCompactCreate } from "./compact.ts";
 import { logRefused, Refused, senderOf } from "./inbox.ts";
 
 export const DECODED_CREATE_JOB = "federation.decoded_create";
@@ -37,13 +38,6 @@ export interface DecodedCreate {
 }
 
 type Json = Record<string, unknown>;
-
-const isJson = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
-
-const listOf = (value: unknown): unknown[] =>
-  value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
-
-const POST_TYPES = new Set(["Note", "Article", "Page"]);
 
 /** A loader for what the post does not embed: nothing may be fetched while a POST waits. */
 const refuse: DocumentLoader = (url) => Promise.reject(new Error(`${url} is not embedded`));

@@ -343,10 +343,30 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
 
   /** The status stored for `uri` once `activityId` is handled; fails fast if its handling failed instead. */
   async function storedBy(activityId: string, uri: string): Promise<string> {
-    await eventually(
-      async () => (await statusRow(uri)) !== undefined || (await awaitingRetry()).includes(activityId),
-      `${uri} to be stored`,
-    );
+    try {
+      await eventually(
+        async () => (await statusRow(uri)) !== undefined || (await awaitingRetry()).includes(activityId),
+        `${uri} to be stored`,
+      );
+    } catch (error) {
+      // What became of it, for whoever reads the failure: its jobs, and what was logged of it.
+      const jobs = (
+        await server.ctx.db.kysely
+          .selectFrom("jobs")
+          .select(["name", "attempts", "locked_until", "run_at", "last_error", "payload"])
+          .execute()
+      ).filter((job) => JSON.stringify(job.payload).includes(activityId));
+      const said = logs.filter((entry) => JSON.stringify(entry).includes(activityId));
+      const busy = await server.ctx.db.kysely
+        .selectFrom("jobs")
+        .select(["name", "locked_until", "run_at"])
+        .where("locked_until", "is not", null)
+        .execute();
+      throw new Error(
+        `${(error as Error).message}; its jobs: ${JSON.stringify(jobs.map(({ payload: _, ...job }) => job))}; ` +
+          `logged: ${JSON.stringify(said)}; jobs running: ${JSON.stringify(busy)}`,
+      );
+    }
     const row = await statusRow(uri);
     if (!row) {
       const failure = logs.findLast((entry) => entry.msg === FAILED)?.err as { stack?: string } | undefined;

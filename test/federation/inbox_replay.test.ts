@@ -363,7 +363,7 @@ describe("activities replayed as Mastodon, GoToSocial, Misskey and Akkoma send t
         .where("locked_until", "is not", null)
         .execute();
       throw new Error(
-        `${(error as Error).message}; its jobs: ${JSON.stringify(jobs.map(({ payload: _, ...job }) => job))}; ` +
+        `${(error as Error).message}; its jobs: ${JSON.stringify(jobs.map((job) => ({ ...job, payload: undefined })))}; ` +
           `logged: ${JSON.stringify(said)}; jobs running: ${JSON.stringify(busy)}`,
       );
     }

@@ -16,8 +16,8 @@ import { preloadedContexts } from "@fedify/vocab-runtime";
 import type { RemoteEmoji } from "../../services/emoji/remote.ts";
 import type { RemoteMedia } from "../../services/statuses/remote.ts";
 import type { MediaType } from "../../db/schema.ts";
-import type { DecodedPost } from "../note_rows.ts";
-import { readRawPost } from "../raw_post.ts";
+import { readRawPost, type RawPostTerms } from "../raw_post.ts";
+import type { DecodedCreate } from "./decoded.ts";
 
 type Json = Record<string, unknown>;
 
@@ -266,8 +266,8 @@ function readTags(note: Json, defined: Set<string>) {
   return { mentions, tags, emojis };
 }
 
-function readMedia(note: Json): RemoteMedia[] {
-  const terms = readRawPost(note).media;
+/** The post's attachments; `terms` is what `raw_post.ts` read of them (blurhash, focal point). */
+function readMedia(note: Json, terms: RawPostTerms["media"]): RemoteMedia[] {
   const media: RemoteMedia[] = [];
   for (const item of listOf(note.attachment)) {
     if (!isJson(item) || !plainKeys(item) || typeof item.type !== "string" || !MEDIA_TYPES.has(item.type))
@@ -297,7 +297,7 @@ export const POST_TYPES = new Set(["Note", "Article", "Page"]);
  * The `Create` in `json` with its post, read by key; undefined when it cannot be read with
  * certainty this way (see above).
  */
-export function readCompactCreate(json: Json): { activity: string; actor: string; post: DecodedPost } | undefined {
+export function readCompactCreate(json: Json): DecodedCreate | undefined {
   const defined = readContext(json["@context"]);
   if (!defined || json.type !== "Create" || !plainKeys(json, true)) return undefined;
   const note = json.object;
@@ -331,7 +331,7 @@ export function readCompactCreate(json: Json): { activity: string; actor: string
         mentions,
         tags,
         emojis,
-        media: readMedia(note),
+        media: readMedia(note, raw.media),
         inReplyTo: optionalIri(first(note.inReplyTo)),
         published: instant(note.published),
         editedAt: instant(note.updated),
